@@ -1,0 +1,73 @@
+// gemmlab: matrix multiplication for NVIDIA GPUs.
+//
+// The whole public API. Row-major storage throughout:
+//
+//     C = alpha * op(A) * op(B) + beta * C
+//
+//   op(A) is m x k, op(B) is k x n, C is m x n.
+//   op_a == Op::N: A is stored m x k, each row lda >= k elements apart.
+//   op_a == Op::T: A is stored k x m (op(A) = A^T), lda >= m.
+//   op_b == Op::N: B is stored k x n, ldb >= n.   op_b == Op::T: B is stored n x k, ldb >= k.
+//   C is stored m x n, ldc >= n, always float.
+//
+// Precision selects the arithmetic and the storage type of A and B:
+//   FP32  A, B float; exact fp32 FFMA on CUDA cores.
+//   TF32  A, B float; tensor cores on inputs rounded to tf32, fp32 accumulation.
+//   BF16  A, B __nv_bfloat16; tensor cores, fp32 accumulation.
+//   FP16  A, B __half; tensor cores, fp32 accumulation.
+//
+// Edge semantics: m or n == 0 is a no-op; k == 0 or alpha == 0 gives C = beta * C; beta == 0 never
+// reads C (it may hold NaN). Pointers must be device (or managed) memory.
+//
+// Errors never abort: every call returns a Status, and last_error_message() says what was wrong.
+#pragma once
+
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+namespace gemmlab {
+
+enum class Op : int { N = 0, T = 1 };
+
+enum class Precision : int { FP32 = 0, TF32 = 1, BF16 = 2, FP16 = 3 };
+
+enum class Status : int {
+  Success = 0,
+  InvalidValue,       // an enum out of range, a null kernel name
+  InvalidSize,        // m, n or k negative
+  InvalidLeadingDim,  // lda, ldb or ldc smaller than the row it must hold
+  NullPointer,        // A, B or C null where the problem needs it
+  NotDevicePointer,   // A, B or C is host memory
+  SizeTooLarge,       // a dimension or a matrix past 32-bit element indexing
+  UnknownKernel,      // no kernel of that name
+  KernelUnsupported,  // the named kernel cannot run this problem (dtype, shape, alignment, GPU)
+  NoDevice,           // no CUDA device or driver
+  CudaError,          // a CUDA runtime or launch error
+};
+
+// Short name of a status, e.g. "InvalidLeadingDim".
+const char* status_name(Status s);
+
+// Human-readable detail of the last non-success status returned on this thread.
+const char* last_error_message();
+
+// C = alpha * op(A) * op(B) + beta * C on `stream`.
+// kernel: "auto" (the fastest kernel that can run the problem) or a registry name (`gemm-bench --list`).
+// The call is asynchronous like a cuBLAS call: errors raised while the kernel runs surface at the
+// next synchronization.
+Status gemm(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, float alpha, const void* A,
+            int64_t lda, const void* B, int64_t ldb, float beta, float* C, int64_t ldc,
+            Precision precision, const char* kernel = "auto", cudaStream_t stream = nullptr);
+
+// The kernel "auto" would run for this problem on the current device, or nullptr (see
+// last_error_message()). Pointers are only used for their alignment.
+const char* auto_kernel_name(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, const void* A,
+                             int64_t lda, const void* B, int64_t ldb, const float* C, int64_t ldc,
+                             Precision precision);
+
+// Names: "fp32", "tf32", "bf16", "fp16"; parse returns false on an unknown name.
+const char* precision_name(Precision p);
+bool parse_precision(const char* name, Precision* out);
+
+}  // namespace gemmlab

@@ -1,0 +1,252 @@
+// The public entry point: validation, the degenerate cases, kernel choice (`auto` or by name) and
+// the launch. Everything here is host code; kernels live under src/kernels/.
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include <cuda_runtime_api.h>
+
+#include "gemmlab/gemmlab.h"
+#include "kernels/common/scale_c.h"
+#include "registry/registry.h"
+
+namespace gemmlab {
+namespace {
+
+thread_local std::string g_last_error;
+
+Status fail(Status s, const char* fmt, ...) {
+  char buf[512];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(buf, sizeof buf, fmt, args);
+  va_end(args);
+  g_last_error = std::string(status_name(s)) + ": " + buf;
+  return s;
+}
+
+Status ok() {
+  g_last_error.clear();
+  return Status::Success;
+}
+
+bool valid_op(Op op) { return op == Op::N || op == Op::T; }
+bool valid_precision(Precision p) {
+  return static_cast<int>(p) >= 0 && static_cast<int>(p) <= static_cast<int>(Precision::FP16);
+}
+
+int64_t input_elem_bytes(Precision p) {
+  return (p == Precision::BF16 || p == Precision::FP16) ? 2 : 4;
+}
+
+// The stored shape of op(X): rows x cols as laid out in memory.
+struct Stored {
+  int64_t rows, cols;
+};
+
+// Checks that need no device: enums, sizes, leading dimensions, size limits, null pointers.
+Status validate_host(const GemmProblem& p) {
+  if (!valid_op(p.op_a) || !valid_op(p.op_b))
+    return fail(Status::InvalidValue, "op_a/op_b must be Op::N or Op::T");
+  if (!valid_precision(p.precision)) return fail(Status::InvalidValue, "unknown precision");
+  if (p.m < 0 || p.n < 0 || p.k < 0)
+    return fail(Status::InvalidSize, "sizes must be >= 0 (m=%lld, n=%lld, k=%lld)",
+                (long long)p.m, (long long)p.n, (long long)p.k);
+
+  const Stored a = p.op_a == Op::N ? Stored{p.m, p.k} : Stored{p.k, p.m};
+  const Stored b = p.op_b == Op::N ? Stored{p.k, p.n} : Stored{p.n, p.k};
+  const Stored c = {p.m, p.n};
+  struct Check {
+    const char* name;
+    Stored s;
+    int64_t ld;
+    const void* ptr;
+    bool used;
+  };
+  const bool product = p.m > 0 && p.n > 0 && p.k > 0 && p.alpha != 0.f;
+  const Check checks[] = {{"A", a, p.lda, p.A, product},
+                          {"B", b, p.ldb, p.B, product},
+                          {"C", c, p.ldc, p.C, p.m > 0 && p.n > 0}};
+  for (const Check& x : checks) {
+    // Like BLAS, the leading dimension must be at least the row length, and at least 1.
+    const int64_t need = x.s.cols > 0 ? x.s.cols : 1;
+    if (x.ld < need)
+      return fail(Status::InvalidLeadingDim,
+                  "ld%c=%lld is smaller than the %lld elements of a stored row of %s (%s)",
+                  x.name[0] + ('a' - 'A'), (long long)x.ld, (long long)need, x.name,
+                  x.name[0] == 'C' ? "m x n" : (x.name[0] == 'A' ? (p.op_a == Op::N ? "m x k" : "k x m")
+                                                                 : (p.op_b == Op::N ? "k x n" : "n x k")));
+  }
+  const int64_t kMax = INT32_MAX;
+  if (p.m > kMax || p.n > kMax || p.k > kMax)
+    return fail(Status::SizeTooLarge, "m, n and k must be below 2^31 (32-bit indexing)");
+  for (const Check& x : checks) {
+    if (!x.used || x.s.rows == 0) continue;
+    // Largest element offset touched: (rows - 1) * ld + cols - 1; computed without overflow.
+    if (x.s.rows - 1 > (kMax - x.s.cols) / x.ld)
+      return fail(Status::SizeTooLarge,
+                  "%s spans (rows-1)*ld+cols = %lld*%lld+%lld elements, past 32-bit indexing",
+                  x.name, (long long)(x.s.rows - 1), (long long)x.ld, (long long)x.s.cols);
+  }
+  for (const Check& x : checks)
+    if (x.used && x.ptr == nullptr) return fail(Status::NullPointer, "%s is null", x.name);
+  return ok();
+}
+
+Status device_cc(int* cc) {
+  int dev = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e == cudaSuccess) {
+    int major = 0, minor = 0;
+    e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+    *cc = major * 10 + minor;
+  }
+  if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver)
+    return fail(Status::NoDevice, "no CUDA device: %s", cudaGetErrorString(e));
+  if (e != cudaSuccess) return fail(Status::CudaError, "%s", cudaGetErrorString(e));
+  return ok();
+}
+
+Status check_device_pointer(const char* name, const void* ptr) {
+  cudaPointerAttributes attr{};
+  const cudaError_t e = cudaPointerGetAttributes(&attr, ptr);
+  if (e != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky-free error
+    return fail(Status::NotDevicePointer, "%s: cudaPointerGetAttributes failed: %s", name,
+                cudaGetErrorString(e));
+  }
+  if (attr.type != cudaMemoryTypeDevice && attr.type != cudaMemoryTypeManaged)
+    return fail(Status::NotDevicePointer, "%s (%p) is host memory; gemmlab needs device memory",
+                name, ptr);
+  return ok();
+}
+
+// Full validation; on success *cc holds the device's compute capability.
+Status validate(const GemmProblem& p, bool product, int* cc) {
+  if (Status s = validate_host(p); s != Status::Success) return s;
+  if (Status s = device_cc(cc); s != Status::Success) return s;
+  if (product) {
+    if (Status s = check_device_pointer("A", p.A); s != Status::Success) return s;
+    if (Status s = check_device_pointer("B", p.B); s != Status::Success) return s;
+  }
+  return check_device_pointer("C", p.C);
+}
+
+const KernelDesc* pick_auto(const GemmProblem& p, int cc) {
+  const KernelDesc* best = nullptr;
+  for (const KernelDesc& k : all_kernels()) {
+    if (k.auto_priority <= 0 || kernel_cannot_run(k, p, cc) != nullptr) continue;
+    if (!best || k.auto_priority > best->auto_priority) best = &k;
+  }
+  return best;
+}
+
+GemmProblem make_problem(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, float alpha,
+                         const void* A, int64_t lda, const void* B, int64_t ldb, float beta,
+                         float* C, int64_t ldc, Precision precision, cudaStream_t stream) {
+  GemmProblem p;
+  p.op_a = op_a, p.op_b = op_b, p.m = m, p.n = n, p.k = k, p.alpha = alpha, p.beta = beta;
+  p.A = A, p.lda = lda, p.B = B, p.ldb = ldb, p.C = C, p.ldc = ldc;
+  p.precision = precision, p.stream = stream;
+  return p;
+}
+
+}  // namespace
+
+const char* status_name(Status s) {
+  switch (s) {
+    case Status::Success: return "Success";
+    case Status::InvalidValue: return "InvalidValue";
+    case Status::InvalidSize: return "InvalidSize";
+    case Status::InvalidLeadingDim: return "InvalidLeadingDim";
+    case Status::NullPointer: return "NullPointer";
+    case Status::NotDevicePointer: return "NotDevicePointer";
+    case Status::SizeTooLarge: return "SizeTooLarge";
+    case Status::UnknownKernel: return "UnknownKernel";
+    case Status::KernelUnsupported: return "KernelUnsupported";
+    case Status::NoDevice: return "NoDevice";
+    case Status::CudaError: return "CudaError";
+  }
+  return "UnknownStatus";
+}
+
+const char* last_error_message() { return g_last_error.c_str(); }
+
+const char* precision_name(Precision p) {
+  switch (p) {
+    case Precision::FP32: return "fp32";
+    case Precision::TF32: return "tf32";
+    case Precision::BF16: return "bf16";
+    case Precision::FP16: return "fp16";
+  }
+  return "unknown";
+}
+
+bool parse_precision(const char* name, Precision* out) {
+  if (!name || !out) return false;
+  for (Precision p : {Precision::FP32, Precision::TF32, Precision::BF16, Precision::FP16}) {
+    if (std::strcmp(name, precision_name(p)) == 0) {
+      *out = p;
+      return true;
+    }
+  }
+  return false;
+}
+
+Status gemm(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, float alpha, const void* A,
+            int64_t lda, const void* B, int64_t ldb, float beta, float* C, int64_t ldc,
+            Precision precision, const char* kernel, cudaStream_t stream) {
+  const GemmProblem p =
+      make_problem(op_a, op_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, precision, stream);
+  if (kernel == nullptr) return fail(Status::InvalidValue, "kernel name is null (use \"auto\")");
+  const bool is_auto = std::strcmp(kernel, "auto") == 0;
+  const KernelDesc* chosen = is_auto ? nullptr : find_kernel(kernel);
+  if (!is_auto && !chosen)
+    return fail(Status::UnknownKernel, "no kernel named '%s' (gemm-bench --list shows them)", kernel);
+  if (Status s = validate_host(p); s != Status::Success) return s;
+  if (m == 0 || n == 0) return ok();
+
+  const bool product = k > 0 && alpha != 0.f;
+  int cc = 0;
+  if (Status s = validate(p, product, &cc); s != Status::Success) return s;
+
+  cudaError_t e;
+  if (!product) {
+    e = scale_c(C, ldc, m, n, beta, stream);
+  } else {
+    if (is_auto) {
+      chosen = pick_auto(p, cc);
+      if (!chosen)
+        return fail(Status::KernelUnsupported, "no registered kernel can run this %s problem on sm_%d",
+                    precision_name(precision), cc);
+    } else if (const char* why = kernel_cannot_run(*chosen, p, cc)) {
+      return fail(Status::KernelUnsupported, "kernel '%s' cannot run this problem: %s",
+                  chosen->name, why);
+    }
+    e = chosen->launch(p);
+  }
+  if (e != cudaSuccess)
+    return fail(Status::CudaError, "%s%s%s", chosen ? chosen->name : "scale_c", ": ",
+                cudaGetErrorString(e));
+  return ok();
+}
+
+const char* auto_kernel_name(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, const void* A,
+                             int64_t lda, const void* B, int64_t ldb, const float* C, int64_t ldc,
+                             Precision precision) {
+  const GemmProblem p = make_problem(op_a, op_b, m, n, k, 1.f, A, lda, B, ldb, 0.f,
+                                     const_cast<float*>(C), ldc, precision, nullptr);
+  if (validate_host(p) != Status::Success) return nullptr;
+  int cc = 0;
+  if (device_cc(&cc) != Status::Success) return nullptr;
+  const KernelDesc* k_desc = pick_auto(p, cc);
+  if (!k_desc) {
+    fail(Status::KernelUnsupported, "no registered kernel can run this problem");
+    return nullptr;
+  }
+  return k_desc->name;
+}
+
+}  // namespace gemmlab

@@ -1,0 +1,141 @@
+// Building blocks every gemmlab kernel shares: tile scheduling on a 1-D grid, element access to
+// op(A) / op(B) with transposes and bounds, and the alpha/beta epilogue. They live here once.
+//
+// Index width: the API guarantees every matrix extent fits in int32 (registry.h), so 32-bit
+// index arithmetic is safe in kernels; the products row * ld are formed in int for that reason.
+#pragma once
+
+#include <climits>
+#include <cstdint>
+
+#include <cuda_runtime.h>
+
+#include "registry/registry.h"
+
+namespace gemmlab {
+
+__host__ __device__ constexpr inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+// ---------------------------------------------------------------------------------------------
+// Tile scheduling. Kernels launch a 1-D grid of ceil(m/BM) * ceil(n/BN) blocks: gridDim.x allows
+// 2^31 - 1 blocks, where gridDim.y would stop at 65535 row tiles.
+// ---------------------------------------------------------------------------------------------
+struct TileGrid {
+  int m_tiles, n_tiles;
+};
+
+inline TileGrid make_tile_grid(const GemmProblem& p, int bm, int bn) {
+  return {ceil_div(static_cast<int>(p.m), bm), ceil_div(static_cast<int>(p.n), bn)};
+}
+
+// The 1-D grid for a tile grid; {0,0,0} (which fails to launch) if it has more than INT_MAX tiles.
+inline dim3 grid_1d(TileGrid t) {
+  const int64_t blocks = static_cast<int64_t>(t.m_tiles) * t.n_tiles;
+  return blocks > INT_MAX ? dim3(0, 0, 0) : dim3(static_cast<unsigned>(blocks));
+}
+
+struct TileCoord {
+  int row0, col0;  // first row and column of C this block owns
+};
+
+// Row-major tile order: consecutive blocks walk along a row of C tiles.
+__device__ __forceinline__ TileCoord tile_rowmajor(int bm, int bn, int n_tiles) {
+  const int t = static_cast<int>(blockIdx.x);
+  return {(t / n_tiles) * bm, (t % n_tiles) * bn};
+}
+
+// Grouped ("swizzled") tile order for L2 reuse: blocks are issued in column-major order within
+// bands of `group` tile rows, so blocks resident together share the same few rows of A and columns
+// of B instead of sweeping a whole row of tiles of B.
+__device__ __forceinline__ TileCoord tile_grouped(int linear, int bm, int bn, int m_tiles,
+                                                  int n_tiles, int group) {
+  const int tiles_per_band = group * n_tiles;
+  const int band = linear / tiles_per_band;
+  const int first_row = band * group;
+  const int rows_in_band = min(group, m_tiles - first_row);
+  const int in_band = linear % tiles_per_band;
+  return {(first_row + in_band % rows_in_band) * bm, (in_band / rows_in_band) * bn};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Operand access. op(X) is rows x cols; stored row-major, or as its transpose when `trans`.
+// ---------------------------------------------------------------------------------------------
+template <typename T>
+struct Operand {
+  const T* ptr;
+  int ld;
+  bool trans;
+  __device__ __forceinline__ T at(int r, int c) const {
+    return trans ? ptr[c * ld + r] : ptr[r * ld + c];
+  }
+};
+
+template <typename T>
+inline Operand<T> operand_a(const GemmProblem& p) {
+  return {static_cast<const T*>(p.A), static_cast<int>(p.lda), p.op_a == Op::T};
+}
+template <typename T>
+inline Operand<T> operand_b(const GemmProblem& p) {
+  return {static_cast<const T*>(p.B), static_cast<int>(p.ldb), p.op_b == Op::T};
+}
+
+// op(X)(r, c), or zero outside rows x cols: out-of-range tile elements contribute nothing.
+template <typename T>
+__device__ __forceinline__ float at_or_zero(const Operand<T>& x, int r, int c, int rows, int cols) {
+  return (r < rows && c < cols) ? static_cast<float>(x.at(r, c)) : 0.f;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Epilogue: C = alpha * acc + beta * C. beta == 0 must not read C (it may be uninitialized/NaN).
+// ---------------------------------------------------------------------------------------------
+struct Epilogue {
+  float* C;
+  int ldc;
+  float alpha, beta;
+  int m, n;
+
+  __device__ __forceinline__ float apply(float acc, const float* c_elem) const {
+    return beta == 0.f ? alpha * acc : fmaf(beta, *c_elem, alpha * acc);
+  }
+  // One element, bounds-checked.
+  __device__ __forceinline__ void store(int r, int c, float acc) const {
+    if (r < m && c < n) {
+      float* dst = C + r * ldc + c;
+      *dst = apply(acc, dst);
+    }
+  }
+  // Four consecutive elements of one row; one 16-byte store when the row segment is in bounds and
+  // aligned, else element by element.
+  __device__ __forceinline__ void store4(int r, int c, float4 acc) const {
+    if (r >= m) return;
+    float* dst = C + r * ldc + c;
+    if (c + 3 < n && (reinterpret_cast<uintptr_t>(dst) & 15) == 0) {
+      float4 v;
+      if (beta == 0.f) {
+        v = make_float4(alpha * acc.x, alpha * acc.y, alpha * acc.z, alpha * acc.w);
+      } else {
+        const float4 old = *reinterpret_cast<const float4*>(dst);
+        v = make_float4(fmaf(beta, old.x, alpha * acc.x), fmaf(beta, old.y, alpha * acc.y),
+                        fmaf(beta, old.z, alpha * acc.z), fmaf(beta, old.w, alpha * acc.w));
+      }
+      *reinterpret_cast<float4*>(dst) = v;
+    } else {
+      store(r, c + 0, acc.x);
+      store(r, c + 1, acc.y);
+      store(r, c + 2, acc.z);
+      store(r, c + 3, acc.w);
+    }
+  }
+};
+
+inline Epilogue make_epilogue(const GemmProblem& p) {
+  return {p.C, static_cast<int>(p.ldc), p.alpha, p.beta, static_cast<int>(p.m),
+          static_cast<int>(p.n)};
+}
+
+// True when a pointer and leading dimension allow `bytes`-wide vector access to every row.
+inline bool rows_aligned(const void* ptr, int64_t ld, int64_t elem_bytes, int64_t bytes) {
+  return reinterpret_cast<uintptr_t>(ptr) % bytes == 0 && (ld * elem_bytes) % bytes == 0;
+}
+
+}  // namespace gemmlab

@@ -1,0 +1,49 @@
+// fp64 references and test data, shared by the tests and gemm-bench (not part of the public API).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "registry/registry.h"
+
+namespace gemmlab {
+
+// Bytes of one stored element of A/B for a precision (4 for fp32/tf32, 2 for bf16/fp16).
+int input_bytes(Precision p);
+
+// Element count a row-major stored matrix needs: (rows - 1) * ld + cols (0 if empty).
+int64_t stored_elems(int64_t rows, int64_t cols, int64_t ld);
+// Stored rows/cols of A and B for a problem (op(A) is m x k: A is m x k or k x m).
+void stored_shape_a(const GemmProblem& p, int64_t* rows, int64_t* cols);
+void stored_shape_b(const GemmProblem& p, int64_t* rows, int64_t* cols);
+
+// CPU reference: out (m x n, dense, ld = n) = alpha * op(A) op(B) + beta * C in double precision.
+// A, B and C are host pointers (A/B of the problem's storage type; tf32 inputs are used unrounded).
+// beta == 0 does not read C. Uses up to `threads` threads (0 = hardware concurrency).
+void reference_gemm_cpu(const GemmProblem& p, double* out, int threads = 0);
+
+// GPU reference: the same with device pointers, through cuBLAS DGEMM on inputs upcast to fp64 on
+// the device. out is a host array of m * n doubles. Returns an empty string or the error.
+std::string reference_gemm_gpu(const GemmProblem& p, double* out);
+
+// ||out - ref||_F / ||ref||_F over an m x n result (out with leading dimension ldc, ref dense).
+// +infinity if any element of out is not finite; if ||ref|| is 0, the absolute norm.
+double relative_error(const float* out, int64_t ldc, const double* ref, int64_t m, int64_t n);
+
+// Error bound per precision against the fp64 reference (relative Frobenius norm).
+double error_bound(Precision p);
+
+// Device data: uniform values in [-1, 1) from a counter hash (no values are zero-initialized),
+// stored as the precision's input type. Returns the CUDA error.
+cudaError_t fill_random_device(void* ptr, int64_t count, Precision storage, uint64_t seed,
+                               cudaStream_t stream = nullptr);
+cudaError_t fill_random_device_f32(float* ptr, int64_t count, uint64_t seed,
+                                   cudaStream_t stream = nullptr);
+cudaError_t fill_nan_device(float* ptr, int64_t count, cudaStream_t stream = nullptr);
+// The same values on the host (bit-identical to the device fill for the same seed).
+void fill_random_host(void* ptr, int64_t count, Precision storage, uint64_t seed);
+
+}  // namespace gemmlab

@@ -1,0 +1,50 @@
+// The one list of kernels. Each kernel file defines its KernelDesc; this file names them in ladder
+// order. To add a kernel: write its file under src/kernels/, then add one extern line and one
+// entry below.
+#include "registry/registry.h"
+
+#include <cstdio>
+
+namespace gemmlab {
+
+// ---- simt (FP32 on CUDA cores) ----
+extern const KernelDesc kSimtNaive;
+// ---- simt: end ----
+
+// ---- tensor cores: mma.sync (sm_80+) ----
+// ---- mma.sync: end ----
+
+// ---- tensor cores: Hopper wgmma (sm_90a) ----
+// ---- wgmma: end ----
+
+const std::vector<KernelDesc>& all_kernels() {
+  static const std::vector<KernelDesc> kernels = {
+      // simt
+      kSimtNaive,
+      // simt: end
+      // mma.sync
+      // mma.sync: end
+      // wgmma
+      // wgmma: end
+  };
+  return kernels;
+}
+
+const KernelDesc* find_kernel(std::string_view name) {
+  for (const KernelDesc& k : all_kernels())
+    if (name == k.name) return &k;
+  return nullptr;
+}
+
+const char* kernel_cannot_run(const KernelDesc& k, const GemmProblem& p, int cc) {
+  if (!(k.dtypes & dtype_bit(p.precision))) return "does not support this precision";
+  if (cc < k.min_cc) {
+    static thread_local char msg[64];
+    std::snprintf(msg, sizeof msg, "needs compute capability %d.%d or newer", k.min_cc / 10,
+                  k.min_cc % 10);
+    return msg;
+  }
+  return k.unsupported ? k.unsupported(p) : nullptr;
+}
+
+}  // namespace gemmlab

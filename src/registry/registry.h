@@ -1,0 +1,71 @@
+// The kernel registry: the one list of gemmlab's kernels. The API's `auto`, gemm-bench and the tests
+// all iterate over it; adding a kernel is one kernel file plus one line in registry.cpp.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include <cuda_runtime_api.h>
+
+#include "gemmlab/gemmlab.h"
+
+namespace gemmlab {
+
+// One validated problem, as a kernel's launch function receives it. By the time a kernel sees it:
+// m, n, k >= 1, alpha != 0, every pointer is device memory, leading dimensions are valid, and every
+// matrix's extent ((rows - 1) * ld + cols) and m, n, k fit in int32 (so 32-bit index math is safe).
+struct GemmProblem {
+  Op op_a = Op::N, op_b = Op::N;
+  int64_t m = 0, n = 0, k = 0;
+  float alpha = 1.f, beta = 0.f;
+  const void* A = nullptr;
+  int64_t lda = 0;
+  const void* B = nullptr;
+  int64_t ldb = 0;
+  float* C = nullptr;
+  int64_t ldc = 0;
+  Precision precision = Precision::FP32;
+  cudaStream_t stream = nullptr;
+};
+
+enum DtypeMask : unsigned {
+  kFP32 = 1u << 0,
+  kTF32 = 1u << 1,
+  kBF16 = 1u << 2,
+  kFP16 = 1u << 3,
+};
+inline unsigned dtype_bit(Precision p) { return 1u << static_cast<int>(p); }
+
+// The main kernel launch of a problem, for resource and occupancy reports (gemm-bench).
+struct LaunchConfig {
+  const void* kernel = nullptr;  // the __global__ function
+  dim3 grid, block;
+  size_t smem_bytes = 0;  // dynamic shared memory
+};
+
+struct KernelDesc {
+  const char* name;     // registry name, e.g. "simt/01_naive"; what gemm(..., kernel) takes
+  int step;             // ladder step within its family (1 = first)
+  const char* family;   // "simt", "mma.sync", "wgmma"
+  const char* seed;     // seed file and step it reproduces, or "beyond the seeds"
+  const char* summary;  // one line: the mechanism
+  unsigned dtypes;      // DtypeMask bits
+  int min_cc;           // minimum compute capability, e.g. 80; 90 for sm_90a kernels
+  int auto_priority;    // `auto` picks the highest-priority kernel that can run; 0 = never auto
+  // nullptr if the kernel can run this problem; otherwise a static string naming the failed
+  // constraint (e.g. "needs lda % 8 == 0"). Precision and compute capability are checked by the
+  // registry; this checks the rest.
+  const char* (*unsupported)(const GemmProblem& p);
+  cudaError_t (*launch)(const GemmProblem& p);  // enqueue on p.stream; returns the launch error
+  LaunchConfig (*config)(const GemmProblem& p);
+};
+
+const std::vector<KernelDesc>& all_kernels();
+const KernelDesc* find_kernel(std::string_view name);
+
+// nullptr if `k` can run `p` on a device of compute capability `cc` (e.g. 90), else the reason.
+const char* kernel_cannot_run(const KernelDesc& k, const GemmProblem& p, int cc);
+
+}  // namespace gemmlab

@@ -1,0 +1,191 @@
+// Argument validation: every rejected case returns its status with a message, on any machine
+// (these checks come before any CUDA call). The device-pointer checks need a GPU.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "gemmlab/gemmlab.h"
+#include "gpu_util.h"
+
+namespace gemmlab::test {
+namespace {
+
+// A fake non-null "device" pointer: host validation never dereferences it.
+const void* fake(uintptr_t v = 0x1000) { return reinterpret_cast<const void*>(v); }
+float* fake_c() { return reinterpret_cast<float*>(0x2000); }
+
+Status call(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb, int64_t ldc,
+            Op a = Op::N, Op b = Op::N, const void* A = fake(), const void* B = fake(),
+            float* C = fake_c(), const char* kernel = "auto", float alpha = 1.f) {
+  return gemm(a, b, m, n, k, alpha, A, lda, B, ldb, 0.f, C, ldc, Precision::FP32, kernel);
+}
+
+void expect_message(const char* needle) {
+  EXPECT_NE(std::string(last_error_message()).find(needle), std::string::npos)
+      << "message was: " << last_error_message();
+}
+
+TEST(Validation, NegativeSizes) {
+  EXPECT_EQ(call(-1, 4, 4, 4, 4, 4), Status::InvalidSize);
+  expect_message("m=-1");
+  EXPECT_EQ(call(4, -1, 4, 4, 4, 4), Status::InvalidSize);
+  EXPECT_EQ(call(4, 4, -7, 4, 4, 4), Status::InvalidSize);
+  expect_message("k=-7");
+}
+
+TEST(Validation, LeadingDimensionsNoTranspose) {
+  // A m x k needs lda >= k; B k x n needs ldb >= n; C needs ldc >= n.
+  EXPECT_EQ(call(8, 6, 5, 4, 6, 6), Status::InvalidLeadingDim);
+  expect_message("lda=4");
+  EXPECT_EQ(call(8, 6, 5, 5, 5, 6), Status::InvalidLeadingDim);
+  expect_message("ldb=5");
+  EXPECT_EQ(call(8, 6, 5, 5, 6, 5), Status::InvalidLeadingDim);
+  expect_message("ldc=5");
+}
+
+TEST(Validation, LeadingDimensionsTransposed) {
+  // A^T: A stored k x m needs lda >= m; B^T: B stored n x k needs ldb >= k.
+  EXPECT_EQ(call(8, 6, 5, 7, 6, 6, Op::T, Op::N), Status::InvalidLeadingDim);
+  expect_message("k x m");
+  EXPECT_EQ(call(8, 6, 5, 8, 4, 6, Op::T, Op::T), Status::InvalidLeadingDim);
+  expect_message("n x k");
+  // The same sizes are valid once the ld matches the stored row.
+  EXPECT_NE(call(8, 6, 5, 8, 5, 6, Op::T, Op::T), Status::InvalidLeadingDim);
+}
+
+TEST(Validation, LeadingDimensionAtLeastOne) {
+  EXPECT_EQ(call(4, 4, 0, 0, 4, 4), Status::InvalidLeadingDim);
+}
+
+TEST(Validation, NullPointers) {
+  EXPECT_EQ(call(4, 4, 4, 4, 4, 4, Op::N, Op::N, nullptr), Status::NullPointer);
+  expect_message("A is null");
+  EXPECT_EQ(call(4, 4, 4, 4, 4, 4, Op::N, Op::N, fake(), nullptr), Status::NullPointer);
+  expect_message("B is null");
+  EXPECT_EQ(call(4, 4, 4, 4, 4, 4, Op::N, Op::N, fake(), fake(), nullptr), Status::NullPointer);
+  expect_message("C is null");
+}
+
+TEST(Validation, NullAAndBAllowedWhenNoProductIsFormed) {
+  // k == 0 or alpha == 0: A and B are never read, so null is fine (C = beta * C). These pass host
+  // validation and then need a device; without one they stop at NoDevice, not NullPointer.
+  EXPECT_NE(call(4, 4, 0, 1, 4, 4, Op::N, Op::N, nullptr, nullptr), Status::NullPointer);
+  EXPECT_NE(call(4, 4, 4, 4, 4, 4, Op::N, Op::N, nullptr, nullptr, fake_c(), "auto", 0.f),
+            Status::NullPointer);
+}
+
+TEST(Validation, EmptyOutputIsANoOp) {
+  // m == 0 or n == 0: nothing to do, even with null pointers and no GPU.
+  EXPECT_EQ(call(0, 4, 4, 4, 4, 4, Op::N, Op::N, nullptr, nullptr, nullptr), Status::Success);
+  EXPECT_EQ(call(4, 0, 4, 4, 1, 1, Op::N, Op::N, nullptr, nullptr, nullptr), Status::Success);
+}
+
+TEST(Validation, PastThirtyTwoBitIndexing) {
+  EXPECT_EQ(call(int64_t(1) << 31, 1, 1, 1, 1, 1), Status::SizeTooLarge);
+  // 70000 x 70000 C: 4.9e9 elements.
+  EXPECT_EQ(call(70000, 70000, 1, 1, 70000, 70000), Status::SizeTooLarge);
+  expect_message("C spans");
+  // A small A with a huge leading dimension spans past 2^31 elements too.
+  EXPECT_EQ(call(4, 4, 4, int64_t(1) << 30, 4, 4), Status::SizeTooLarge);
+  expect_message("A spans");
+}
+
+TEST(Validation, UnknownKernel) {
+  EXPECT_EQ(call(4, 4, 4, 4, 4, 4, Op::N, Op::N, fake(), fake(), fake_c(), "simt/99_nope"),
+            Status::UnknownKernel);
+  expect_message("simt/99_nope");
+  EXPECT_EQ(call(4, 4, 4, 4, 4, 4, Op::N, Op::N, fake(), fake(), fake_c(), nullptr),
+            Status::InvalidValue);
+}
+
+TEST(Validation, BadEnums) {
+  EXPECT_EQ(gemm(static_cast<Op>(7), Op::N, 4, 4, 4, 1.f, fake(), 4, fake(), 4, 0.f, fake_c(), 4,
+                 Precision::FP32),
+            Status::InvalidValue);
+  EXPECT_EQ(gemm(Op::N, Op::N, 4, 4, 4, 1.f, fake(), 4, fake(), 4, 0.f, fake_c(), 4,
+                 static_cast<Precision>(9)),
+            Status::InvalidValue);
+}
+
+TEST(Validation, NoDeviceIsReportedNotCrashed) {
+  const std::string why = gpu_unavailable_reason();
+  if (why.empty()) GTEST_SKIP() << "a GPU is present; this checks the GPU-less path";
+  EXPECT_EQ(call(4, 4, 4, 4, 4, 4), Status::NoDevice);
+  expect_message("no CUDA device");
+}
+
+TEST(Names, Precision) {
+  Precision p;
+  for (Precision q : {Precision::FP32, Precision::TF32, Precision::BF16, Precision::FP16}) {
+    ASSERT_TRUE(parse_precision(precision_name(q), &p));
+    EXPECT_EQ(p, q);
+  }
+  EXPECT_FALSE(parse_precision("fp8", &p));
+  EXPECT_FALSE(parse_precision(nullptr, &p));
+  EXPECT_STREQ(status_name(Status::InvalidLeadingDim), "InvalidLeadingDim");
+}
+
+// ---- the checks that need a device ----
+
+TEST(ValidationGpu, HostPointersAreRejected) {
+  GEMMLAB_REQUIRE_GPU();
+  std::vector<float> host(16);
+  DeviceMem dev(16 * sizeof(float));
+  EXPECT_EQ(call(4, 4, 4, 4, 4, 4, Op::N, Op::N, host.data(), dev.ptr, dev.as<float>()),
+            Status::NotDevicePointer);
+  expect_message("A (");
+  EXPECT_EQ(call(4, 4, 4, 4, 4, 4, Op::N, Op::N, dev.ptr, host.data(), dev.as<float>()),
+            Status::NotDevicePointer);
+  EXPECT_EQ(call(4, 4, 4, 4, 4, 4, Op::N, Op::N, dev.ptr, dev.ptr, host.data()),
+            Status::NotDevicePointer);
+  expect_message("host memory");
+}
+
+TEST(ValidationGpu, KernelThatCannotRunSaysWhich) {
+  GEMMLAB_REQUIRE_GPU();
+  DeviceMem a(64), b(64), c(64);
+  // The naive kernel is FP32-only: a BF16 request must name the failed constraint.
+  const Status s = gemm(Op::N, Op::N, 2, 2, 2, 1.f, a.ptr, 2, b.ptr, 2, 0.f, c.as<float>(), 2,
+                        Precision::BF16, "simt/01_naive");
+  EXPECT_EQ(s, Status::KernelUnsupported);
+  expect_message("precision");
+}
+
+TEST(ValidationGpu, DegenerateProblems) {
+  GEMMLAB_REQUIRE_GPU();
+  const int m = 5, n = 7;
+  DeviceMem c(m * n * sizeof(float));
+  std::vector<float> host(m * n, 2.f), out(m * n);
+  // k == 0: C = beta * C.
+  cudaMemcpy(c.ptr, host.data(), host.size() * 4, cudaMemcpyHostToDevice);
+  ASSERT_EQ(gemm(Op::N, Op::N, m, n, 0, 1.f, nullptr, 1, nullptr, n, 3.f, c.as<float>(), n,
+                 Precision::FP32),
+            Status::Success)
+      << last_error_message();
+  cudaMemcpy(out.data(), c.ptr, out.size() * 4, cudaMemcpyDeviceToHost);
+  for (float v : out) EXPECT_EQ(v, 6.f);
+  // alpha == 0, beta == 0 over a NaN C: C = 0 without reading it.
+  std::vector<float> nan(m * n, std::nanf(""));
+  cudaMemcpy(c.ptr, nan.data(), nan.size() * 4, cudaMemcpyHostToDevice);
+  ASSERT_EQ(gemm(Op::N, Op::N, m, n, 3, 0.f, nullptr, 3, nullptr, n, 0.f, c.as<float>(), n,
+                 Precision::BF16),
+            Status::Success)
+      << last_error_message();
+  cudaMemcpy(out.data(), c.ptr, out.size() * 4, cudaMemcpyDeviceToHost);
+  for (float v : out) EXPECT_EQ(v, 0.f);
+}
+
+TEST(ValidationGpu, CudaErrorsComeBackAsStatus) {
+  GEMMLAB_REQUIRE_GPU();
+  // A freed allocation: cudaPointerGetAttributes no longer knows it, so it is not device memory.
+  void* p = nullptr;
+  ASSERT_EQ(cudaMalloc(&p, 256), cudaSuccess);
+  ASSERT_EQ(cudaFree(p), cudaSuccess);
+  EXPECT_EQ(call(4, 4, 4, 4, 4, 4, Op::N, Op::N, p, p, static_cast<float*>(p)),
+            Status::NotDevicePointer);
+}
+
+}  // namespace
+}  // namespace gemmlab::test
