@@ -1,0 +1,102 @@
+#include "gemm-bench/options.h"
+
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+
+namespace gemmbench {
+
+bool parse_shape(const std::string& text, Shape* out) {
+  std::vector<int64_t> v;
+  std::stringstream ss(text);
+  std::string part;
+  while (std::getline(ss, part, 'x')) {
+    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos) return false;
+    if (part.size() > 12) return false;
+    v.push_back(std::stoll(part));
+  }
+  if (v.size() == 1) *out = {v[0], v[0], v[0]};
+  else if (v.size() == 3) *out = {v[0], v[1], v[2]};
+  else return false;
+  return true;
+}
+
+std::string shape_text(const Shape& s) {
+  return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+}
+
+int parse_options(int argc, const char* const* argv, Options* out, std::string* message) {
+  CLI::App app{
+      "gemm-bench: every gemmlab kernel against cuBLAS on this GPU (time, TFLOP/s, % of cuBLAS, "
+      "% of peak, registers, shared memory, occupancy, spills, error vs fp64).\n"
+      "With no arguments: the default report (all kernels, fp32/tf32/bf16/fp16, 4096^3 and 4097^3).",
+      "gemm-bench"};
+  std::vector<std::string> sizes, dtypes, trans;
+  app.add_option("--kernels,-k", out->kernels,
+                 "kernels: registry names, families (simt, mma.sync, wgmma) or 'all' (default)")
+      ->delimiter(',');
+  app.add_option("--sizes,-s", sizes, "sizes: N (N^3) or MxNxK, comma-separated (default 4096,4097)")
+      ->delimiter(',');
+  app.add_option("--dtype,-d", dtypes, "precisions: fp32,tf32,bf16,fp16 (default all)")->delimiter(',');
+  app.add_option("--trans,-t", trans, "op(A)op(B) combinations: NN,NT,TN,TT (default NN)")->delimiter(',');
+  app.add_option("--warmup", out->warmup, "untimed runs before timing")->check(CLI::Range(0, 1000));
+  app.add_option("--reps,-r", out->reps, "timed runs (the median is reported)")->check(CLI::Range(1, 100000));
+  app.add_option("--max-seconds", out->max_seconds_per_row, "time budget of one row; slow rows get fewer reps")
+      ->check(CLI::PositiveNumber);
+  app.add_flag("!--no-flush", out->flush_l2, "do not flush the L2 cache between timed runs");
+  app.add_flag("!--no-check", out->check, "skip the fp64 correctness check");
+  app.add_flag("!--no-cublas", out->cublas, "do not time cuBLAS");
+  app.add_flag("--list,-l", out->list, "print the kernel registry and exit");
+  app.add_flag("--cpu", out->cpu, "time the fp64 CPU reference instead (works without a GPU)");
+  app.add_option("--profile", out->profile_kernel,
+                 "one warm-up and one launch of KERNEL inside an NVTX range; prints the ncu command");
+  app.add_option("--json", out->json_path, "write every field of every row to this JSON file");
+  app.add_option("--csv", out->csv_path, "write the rows to this CSV file");
+  app.add_flag("--quiet,-q", out->quiet, "no progress lines on stderr");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    *message = app.help();
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    *message = std::string("gemm-bench: ") + e.what() + "\nRun with --help for usage.";
+    return 2;
+  }
+
+  if (sizes.empty()) {
+    if (out->cpu) sizes = {"256", "257"};  // the fp64 CPU reference is ~1000x slower than a GPU
+    else if (!out->profile_kernel.empty()) sizes = {"4096"};
+    else sizes = {"4096", "4097"};
+  }
+  for (const std::string& s : sizes) {
+    Shape shape;
+    if (!parse_shape(s, &shape) || shape.m <= 0 || shape.n <= 0 || shape.k <= 0) {
+      *message = "gemm-bench: bad size '" + s + "' (use N or MxNxK with positive integers)";
+      return 2;
+    }
+    out->sizes.push_back(shape);
+  }
+  if (dtypes.empty()) dtypes = {"fp32", "tf32", "bf16", "fp16"};
+  for (const std::string& d : dtypes) {
+    gemmlab::Precision p;
+    if (!gemmlab::parse_precision(d.c_str(), &p)) {
+      *message = "gemm-bench: unknown dtype '" + d + "' (fp32, tf32, bf16, fp16)";
+      return 2;
+    }
+    out->dtypes.push_back(p);
+  }
+  if (trans.empty()) trans = {"NN"};
+  for (const std::string& t : trans) {
+    if (t.size() != 2 || (t[0] != 'N' && t[0] != 'T') || (t[1] != 'N' && t[1] != 'T')) {
+      *message = "gemm-bench: bad --trans '" + t + "' (NN, NT, TN or TT)";
+      return 2;
+    }
+    out->trans.push_back({t[0] == 'N' ? gemmlab::Op::N : gemmlab::Op::T,
+                          t[1] == 'N' ? gemmlab::Op::N : gemmlab::Op::T});
+  }
+  if (out->kernels.empty()) out->kernels = {"all"};
+  return -1;
+}
+
+}  // namespace gemmbench

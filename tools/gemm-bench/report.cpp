@@ -1,0 +1,213 @@
+#include "gemm-bench/report.h"
+
+#include <cstdio>
+#include <map>
+#include <sstream>
+
+namespace gemmbench {
+
+using gemmlab::Precision;
+
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char b[64];
+  std::snprintf(b, sizeof b, f, v);
+  return b;
+}
+
+// TFLOP/s, or GFLOP/s for slow rows, as the seeds' tables do.
+std::string rate(double tflops) {
+  if (tflops <= 0) return "-";
+  return tflops >= 1.0 ? fmt("%.1f T", tflops) : fmt("%.0f G", tflops * 1e3);
+}
+
+std::string pct(double v) { return v > 0 ? fmt("%.0f%%", v) : "-"; }
+
+std::string device_line(const Report& r) {
+  if (r.cpu_mode) return "CPU fp64 reference (--cpu)";
+  const DeviceInfo& d = r.device;
+  std::ostringstream s;
+  s << d.name << " (sm_" << d.cc << ", " << d.sms << " SMs, " << d.clock_mhz << " MHz, "
+    << fmt("%.0f", d.mem_bandwidth_gbs) << " GB/s, L2 " << d.l2_bytes / (1024 * 1024) << " MB), CUDA runtime "
+    << d.runtime_version / 1000 << "." << (d.runtime_version % 1000) / 10 << ", driver "
+    << d.driver_version / 1000 << "." << (d.driver_version % 1000) / 10;
+  return s.str();
+}
+
+}  // namespace
+
+void print_registry(std::ostream& os) {
+  char line[512];
+  std::snprintf(line, sizeof line, "%-48s %-9s %4s  %-22s %-7s %s\n", "kernel", "family", "step",
+                "dtypes", "min cc", "seed / summary");
+  os << line;
+  for (const gemmlab::KernelDesc& k : gemmlab::all_kernels()) {
+    std::string dt;
+    for (Precision p : {Precision::FP32, Precision::TF32, Precision::BF16, Precision::FP16})
+      if (k.dtypes & gemmlab::dtype_bit(p)) dt += (dt.empty() ? "" : ",") + std::string(gemmlab::precision_name(p));
+    std::snprintf(line, sizeof line, "%-48s %-9s %4d  %-22s sm_%-4d %s\n%76s%s\n", k.name, k.family,
+                  k.step, dt.c_str(), k.min_cc, k.seed, "", k.summary);
+    os << line;
+  }
+}
+
+void print_table(std::ostream& os, const Report& r) {
+  os << "gemm-bench " << r.date << " on " << device_line(r) << "\n";
+  if (!r.cpu_mode)
+    os << "median of up to " << r.options.reps << " runs after " << r.options.warmup
+       << " warm-ups, CUDA events, " << (r.options.flush_l2 ? "L2 flushed between runs" : "L2 not flushed")
+       << "; error = relative Frobenius vs fp64; cuBLAS in the same run\n";
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "%-46s %4s %-16s %-4s %-2s %9s %9s %6s %7s %6s %4s %7s %4s %4s %5s %9s %s\n", "kernel",
+                "step", "MxNxK", "type", "op", "ms", "FLOP/s", "%cuBL", "x naive", "%peak", "regs",
+                "smem", "blk", "occ", "spill", "error", "check");
+  os << line;
+  std::string last_group;
+  for (const Row& x : r.rows) {
+    const std::string group = shape_text(x.shape) + gemmlab::precision_name(x.dtype) + x.trans;
+    if (!last_group.empty() && group != last_group) os << "\n";
+    last_group = group;
+    if (x.status != "ok") {
+      std::snprintf(line, sizeof line, "%-46s %4d %-16s %-4s %-2s  %s\n", x.kernel.c_str(), x.step,
+                    shape_text(x.shape).c_str(), gemmlab::precision_name(x.dtype), x.trans.c_str(),
+                    x.status.c_str());
+      os << line;
+      continue;
+    }
+    const std::string check = !x.checked ? "-" : (x.pass ? "pass" : "FAIL");
+    std::snprintf(line, sizeof line,
+                  "%-46s %4d %-16s %-4s %-2s %9.3f %9s %6s %7s %6s %4s %7s %4s %4s %5s %9s %s\n",
+                  x.kernel.c_str(), x.step, shape_text(x.shape).c_str(),
+                  gemmlab::precision_name(x.dtype), x.trans.c_str(), x.ms_median, rate(x.tflops).c_str(),
+                  pct(x.pct_cublas).c_str(),
+                  x.speedup_vs_naive > 0 ? fmt("%.1fx", x.speedup_vs_naive).c_str() : "-",
+                  pct(x.pct_peak).c_str(),
+                  x.registers ? std::to_string(x.registers).c_str() : "-",
+                  x.registers ? fmt("%.0fK", (x.smem_static + x.smem_dynamic) / 1024.0).c_str() : "-",
+                  x.registers ? std::to_string(x.blocks_per_sm).c_str() : "-",
+                  x.registers ? pct(100 * x.occupancy).c_str() : "-",
+                  x.registers ? std::to_string(x.local_bytes).c_str() : "-",
+                  x.checked ? fmt("%.1e", x.error).c_str() : "-", check.c_str());
+    os << line;
+  }
+}
+
+void print_summary(std::ostream& os, const Report& r) {
+  if (r.cpu_mode) return;
+  // Best passing gemmlab kernel per dtype, shape and transpose, against cuBLAS in the same run.
+  struct Best {
+    const Row* best = nullptr;
+    const Row* cublas = nullptr;
+  };
+  std::map<std::string, Best> groups;
+  std::vector<std::string> order;
+  for (const Row& x : r.rows) {
+    if (x.status != "ok" || (x.checked && !x.pass)) continue;
+    const std::string key = std::string(gemmlab::precision_name(x.dtype)) + " " + shape_text(x.shape) + " " + x.trans;
+    if (!groups.count(key)) order.push_back(key);
+    Best& b = groups[key];
+    if (x.kernel == "cublas") b.cublas = &x;
+    else if (!b.best || x.tflops > b.best->tflops) b.best = &x;
+  }
+  os << "\nSummary: best gemmlab kernel per problem (checked against fp64) vs cuBLAS, same run\n";
+  char line[256];
+  for (const std::string& key : order) {
+    const Best& b = groups[key];
+    if (!b.best) continue;
+    std::snprintf(line, sizeof line, "  %-26s %-46s %8.1f TFLOP/s  cuBLAS %8.1f  -> %s of cuBLAS\n",
+                  key.c_str(), b.best->kernel.c_str(), b.best->tflops, b.cublas ? b.cublas->tflops : 0.0,
+                  b.cublas ? pct(b.best->pct_cublas).c_str() : "n/a");
+    os << line;
+  }
+}
+
+nlohmann::json to_json(const Report& r) {
+  using nlohmann::json;
+  const DeviceInfo& d = r.device;
+  json j;
+  j["schema"] = "gemmlab-bench/1";
+  j["date"] = r.date;
+  j["mode"] = r.cpu_mode ? "cpu" : "gpu";
+  j["device"] = {{"name", d.name},          {"compute_capability", d.cc},
+                 {"sms", d.sms},            {"clock_mhz", d.clock_mhz},
+                 {"memory_clock_mhz", d.mem_clock_mhz},
+                 {"memory_bus_bits", d.mem_bus_bits},
+                 {"memory_bandwidth_gbs", d.mem_bandwidth_gbs},
+                 {"l2_bytes", d.l2_bytes},  {"global_memory_bytes", d.global_mem_bytes},
+                 {"cuda_runtime_version", d.runtime_version},
+                 {"driver_version", d.driver_version}};
+  json peaks = json::object();
+  for (Precision p : {Precision::FP32, Precision::TF32, Precision::BF16, Precision::FP16})
+    peaks[gemmlab::precision_name(p)] = r.cpu_mode ? 0.0 : peak_tflops(d, p);
+  j["device"]["peak_tflops"] = peaks;
+  j["settings"] = {{"warmup", r.options.warmup},
+                   {"reps", r.options.reps},
+                   {"flush_l2", r.options.flush_l2},
+                   {"check", r.options.check},
+                   {"timer", r.cpu_mode ? "std::chrono::steady_clock" : "cudaEvent, median"}};
+  json rows = json::array();
+  for (const Row& x : r.rows) {
+    rows.push_back({{"kernel", x.kernel},
+                    {"step", x.step},
+                    {"family", x.family},
+                    {"seed", x.seed},
+                    {"m", x.shape.m},
+                    {"n", x.shape.n},
+                    {"k", x.shape.k},
+                    {"dtype", gemmlab::precision_name(x.dtype)},
+                    {"trans", x.trans},
+                    {"status", x.status},
+                    {"reps", x.reps},
+                    {"ms_median", x.ms_median},
+                    {"ms_min", x.ms_min},
+                    {"ms_max", x.ms_max},
+                    {"tflops", x.tflops},
+                    {"pct_cublas", x.pct_cublas},
+                    {"speedup_vs_naive", x.speedup_vs_naive},
+                    {"pct_peak", x.pct_peak},
+                    {"threads_per_block", x.threads_per_block},
+                    {"registers", x.registers},
+                    {"smem_static_bytes", x.smem_static},
+                    {"smem_dynamic_bytes", x.smem_dynamic},
+                    {"blocks_per_sm", x.blocks_per_sm},
+                    {"occupancy", x.occupancy},
+                    {"local_bytes", x.local_bytes},
+                    {"checked", x.checked},
+                    {"pass", x.pass},
+                    {"error", x.error},
+                    {"error_bound", x.error_bound}});
+  }
+  j["rows"] = rows;
+  return j;
+}
+
+std::string to_csv(const Report& r) {
+  const nlohmann::json j = to_json(r);
+  static const char* cols[] = {"kernel", "step", "family", "m", "n", "k", "dtype", "trans", "status",
+                               "reps", "ms_median", "ms_min", "ms_max", "tflops", "pct_cublas",
+                               "speedup_vs_naive", "pct_peak", "threads_per_block", "registers",
+                               "smem_static_bytes", "smem_dynamic_bytes", "blocks_per_sm",
+                               "occupancy", "local_bytes", "checked", "pass", "error", "error_bound"};
+  std::ostringstream s;
+  s << "device,date";
+  for (const char* c : cols) s << "," << c;
+  s << "\n";
+  auto quote = [](std::string v) {
+    std::string q = "\"";
+    for (char ch : v) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+    return q + "\"";
+  };
+  for (const auto& row : j["rows"]) {
+    s << quote(j["device"]["name"].get<std::string>()) << "," << j["date"].get<std::string>();
+    for (const char* c : cols) {
+      const auto& v = row[c];
+      s << "," << (v.is_string() ? quote(v.get<std::string>()) : v.dump());
+    }
+    s << "\n";
+  }
+  return s.str();
+}
+
+}  // namespace gemmbench

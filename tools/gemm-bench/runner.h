@@ -1,0 +1,54 @@
+// gemm-bench's measurements: one Row per kernel x problem, cuBLAS in the same process and run.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "gemm-bench/device_info.h"
+#include "gemm-bench/options.h"
+#include "registry/registry.h"
+
+namespace gemmbench {
+
+struct Row {
+  std::string kernel;          // registry name, "cublas" or "cpu_fp64_reference"
+  int step = 0;                // ladder step (0 for cuBLAS / the CPU reference)
+  std::string family, seed;
+  Shape shape{};
+  gemmlab::Precision dtype = gemmlab::Precision::FP32;
+  std::string trans = "NN";
+  std::string status = "ok";   // "ok", "skipped: <why>", "error: <what>"
+  int reps = 0;
+  double ms_median = 0, ms_min = 0, ms_max = 0;
+  double tflops = 0;
+  double pct_cublas = 0;       // 100 * cuBLAS time / this time, same run; 0 if no cuBLAS row
+  double speedup_vs_naive = 0; // simt/01_naive time / this time at the same shape; 0 if not run
+  double pct_peak = 0;         // of the chip's peak for this dtype (device_info.h)
+  int threads_per_block = 0, registers = 0, blocks_per_sm = 0;
+  long long smem_static = 0, smem_dynamic = 0, local_bytes = 0;
+  double occupancy = 0;        // resident threads / max threads per SM
+  bool checked = false, pass = false;
+  double error = 0, error_bound = 0;  // relative Frobenius error vs fp64
+};
+
+struct Report {
+  DeviceInfo device;
+  std::string date;  // ISO 8601, UTC
+  std::string gemmlab_version;
+  bool cpu_mode = false;
+  Options options;
+  std::vector<Row> rows;
+};
+
+// The kernels an option list names, in registry order; on an unknown name, *error says which.
+std::vector<const gemmlab::KernelDesc*> select_kernels(const std::vector<std::string>& names,
+                                                       std::string* error);
+
+Report run_gpu_bench(const Options& opt, const DeviceInfo& dev);
+Report run_cpu_bench(const Options& opt);
+// --profile: returns the process exit code.
+int run_profile(const Options& opt, const DeviceInfo& dev, const char* argv0);
+
+std::string utc_now();
+
+}  // namespace gemmbench
