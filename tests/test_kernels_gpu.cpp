@@ -50,6 +50,9 @@ std::vector<Case> all_cases() {
   return cases;
 }
 
+// gtest prints parameters by this name (readable ctest lines).
+void PrintTo(const Case& c, std::ostream* os) { *os << case_name(c); }
+
 class KernelCase : public ::testing::TestWithParam<Case> {};
 
 TEST_P(KernelCase, MatchesFp64Reference) {
