@@ -95,8 +95,15 @@ Status validate_host(const GemmProblem& p) {
 }
 
 Status device_cc(int* cc) {
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0) {
+    cudaGetLastError();
+    return fail(Status::NoDevice, "no CUDA device: %s",
+                e != cudaSuccess ? cudaGetErrorString(e) : "cudaGetDeviceCount returned 0");
+  }
   int dev = 0;
-  cudaError_t e = cudaGetDevice(&dev);
+  e = cudaGetDevice(&dev);
   if (e == cudaSuccess) {
     int major = 0, minor = 0;
     e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
