@@ -12,6 +12,10 @@ extern const KernelDesc kSimtNaive;
 // ---- simt: end ----
 
 // ---- tensor cores: mma.sync (sm_80+) ----
+extern const KernelDesc kMmaSyncBasic;
+extern const KernelDesc kMmaSyncPipelined;
+extern const KernelDesc kMmaSyncPipelinedV1;
+extern const KernelDesc kMmaSyncPipelinedV2;
 // ---- mma.sync: end ----
 
 // ---- tensor cores: Hopper wgmma (sm_90a) ----
@@ -23,6 +27,10 @@ const std::vector<KernelDesc>& all_kernels() {
       kSimtNaive,
       // simt: end
       // mma.sync
+      kMmaSyncBasic,
+      kMmaSyncPipelined,
+      kMmaSyncPipelinedV1,
+      kMmaSyncPipelinedV2,
       // mma.sync: end
       // wgmma
       // wgmma: end

@@ -45,3 +45,18 @@ __device__ __forceinline__ void cp_async_wait() {
 }
 
 }  // namespace gemmlab
+
+namespace gemmlab {
+
+// Copy `src_bytes` (0..16) bytes to a 16-byte smem chunk (a shared-state-space address, see
+// smem_addr) and zero the remaining 16 - src_bytes: one instruction for an in-range chunk, a chunk
+// straddling the end of a row (only its in-range elements are read) and an out-of-range chunk
+// (src_bytes = 0, nothing is read). Both addresses must be 16-byte aligned.
+__device__ __forceinline__ void cp_async_16_zfill(uint32_t smem, const void* gmem, int src_bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem), "l"(gmem),
+               "r"(src_bytes));
+#endif
+}
+
+}  // namespace gemmlab

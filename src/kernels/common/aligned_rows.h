@@ -1,0 +1,37 @@
+// Operands whose rows are not 16-byte aligned (a misaligned base pointer, or ld * element size not
+// a multiple of 16, e.g. ld = 4097) cannot feed 16-byte cp.async / TMA loads. Kernels that need
+// aligned rows copy such an operand into a workspace with ld rounded up to 16 bytes, inside their
+// launch function and on the problem's stream, so the copy is part of the kernel's time.
+//
+// The workspace comes from a gemmlab-owned stream-ordered memory pool (one per device) that keeps
+// up to kRetainBytes of freed memory mapped, so repeated calls do not pay for mapping memory at
+// every synchronization; the caller's default pool is left alone.
+#pragma once
+
+#include <cstdint>
+
+#include <cuda_runtime_api.h>
+
+namespace gemmlab {
+
+// The leading dimension (in elements) of the realigned copy: cols rounded up to 16 bytes.
+inline int64_t aligned_ld_16(int64_t cols, int elem_bytes) {
+  const int64_t per16 = 16 / elem_bytes;
+  return (cols + per16 - 1) / per16 * per16;
+}
+
+struct AlignedRows {
+  const void* ptr = nullptr;  // rows 16-byte aligned: the original or the copy
+  int64_t ld = 0;
+  void* owned = nullptr;      // the copy's workspace, or nullptr when the original was used
+};
+
+// A rows x cols matrix of elem_bytes-sized elements (2 or 4) at ptr with leading dimension ld.
+// When its rows are 16-byte aligned, *out refers to it unchanged; otherwise a copy is enqueued on
+// `stream` and *out refers to the copy (release it with release_aligned_rows after the consumer
+// has been enqueued on the same stream).
+cudaError_t align_rows_16(const void* ptr, int64_t rows, int64_t cols, int64_t ld, int elem_bytes,
+                          cudaStream_t stream, AlignedRows* out);
+cudaError_t release_aligned_rows(AlignedRows* a, cudaStream_t stream);
+
+}  // namespace gemmlab
