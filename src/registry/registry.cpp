@@ -14,8 +14,6 @@ extern const KernelDesc kSimtNaive;
 // ---- tensor cores: mma.sync (sm_80+) ----
 extern const KernelDesc kMmaSyncBasic;
 extern const KernelDesc kMmaSyncPipelined;
-extern const KernelDesc kMmaSyncPipelinedV1;
-extern const KernelDesc kMmaSyncPipelinedV2;
 // ---- mma.sync: end ----
 
 // ---- tensor cores: Hopper wgmma (sm_90a) ----
@@ -29,8 +27,6 @@ const std::vector<KernelDesc>& all_kernels() {
       // mma.sync
       kMmaSyncBasic,
       kMmaSyncPipelined,
-      kMmaSyncPipelinedV1,
-      kMmaSyncPipelinedV2,
       // mma.sync: end
       // wgmma
       // wgmma: end

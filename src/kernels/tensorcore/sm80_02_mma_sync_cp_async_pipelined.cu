@@ -14,7 +14,11 @@
 // with rows that are not 16-byte aligned (ld = 4097, odd base) are first copied into an aligned
 // workspace on the stream (aligned_rows.h), a pass counted in this kernel's time.
 // Seed: beyond the seeds (seed 000 names tensor cores and double buffering as "what's next").
-// Measured (H100, gemm-bench 4096^3 NN): see the commit / docs; filled in from a device run.
+// Measured (H100 SXM, gemm-bench NN, 2026-11-22, cuBLAS in the same run):
+//   4096^3: bf16 403.4 TFLOP/s (53% of cuBLAS 757.8), fp16 400.6 (54% of 740.6),
+//           tf32 144.4 (36% of 405.4; TN 140.4 = 54% of cuBLAS TN 259.3).
+//   4097^3 (ld 4097: realigning copy included): bf16 269.0 (199% of 135.5), fp16 266.6 (198%),
+//           tf32 113.1 (97% of 117.1).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -26,10 +30,14 @@ namespace gemmlab {
 namespace {
 
 // Block tile BM x BN x BK (BK in elements), warp tile WM x WN, kStages smem stages.
-template <int BM_, int BN_, int BK_, int WM_, int WN_, int kStages_, int kMinBlocks_>
+// kCrossTile: fetch the next k-tile's first fragments during the current tile's last k-step
+// (worth it for 16-bit; for tf32 its scalar-LDS fragments then need more registers than exist).
+template <int BM_, int BN_, int BK_, int WM_, int WN_, int kStages_, int kMinBlocks_,
+          bool kCrossTile_>
 struct PipeConfig {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, WM = WM_, WN = WN_;
   static constexpr int kStages = kStages_, kMinBlocks = kMinBlocks_;
+  static constexpr bool kCrossTile = kCrossTile_;
   static constexpr int kWarpsM = BM / WM, kWarpsN = BN / WN;
   static constexpr int kThreads = 32 * kWarpsM * kWarpsN;
   static constexpr int kGroup = 8;  // tile rows per band of the grouped order
@@ -109,29 +117,43 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     cp_async_commit();
   }
 
-  // Fragments are double-buffered across k-steps and across k-tiles: the first k-step of tile
-  // kt+1 is fetched while the last k-step of tile kt runs its mma, so the barrier that publishes
-  // a new stage does not leave the tensor cores idle while ldmatrix latency is paid.
+  // Fragments are double-buffered across k-steps and, with kCrossTile, across k-tiles: the first
+  // k-step of tile kt+1 is fetched while the last k-step of tile kt runs its mma, so the barrier
+  // that publishes a new stage does not leave the tensor cores idle while ldmatrix latency is paid.
+  constexpr bool kCross = Cfg::kCrossTile;
   static_assert(kKSteps % 2 == 0, "fragment buffers alternate; an even count keeps tiles aligned");
   uint32_t fa[2][kMT][4], fb[2][kNT][2];
   int read_stage = 0, write_stage = kStages - 1;
-  cp_async_wait<kStages - 2>();  // tile 0 landed (this thread's copies) ...
-  __syncthreads();               // ... and everyone's
   uint32_t sa = smem_base, sb = sa + LA::kBytes;
-  load_frags_a<T, S::kAK, LA, kMT>(fa[0], sa, wm0, 0, lane);
-  load_frags_b<T, S::kBK, LB, kNT>(fb[0], sb, wn0, 0, lane);
+  if constexpr (kCross) {
+    cp_async_wait<kStages - 2>();  // tile 0 landed (this thread's copies) ...
+    __syncthreads();               // ... and everyone's
+    load_frags_a<T, S::kAK, LA, kMT>(fa[0], sa, wm0, 0, lane);
+    load_frags_b<T, S::kBK, LB, kNT>(fb[0], sb, wn0, 0, lane);
+  }
 
   for (int kt = 0; kt < k_tiles; ++kt) {
 #pragma unroll
     for (int ks = 0; ks < kKSteps; ++ks) {
       if (ks == 0) {
-        // Refill the stage tile kt-1 occupied. Every warp's last read of it (the fragments of
-        // tile kt-1's last k-step) came before the barrier at the end of tile kt-1 below.
+        if constexpr (!kCross) {
+          // Tile kt landed: groups committed so far are kStages - 1 + kt, tile kt is group kt.
+          // The barrier publishes every thread's copies and ends all reads of tile kt-1's stage.
+          cp_async_wait<kStages - 2>();
+          __syncthreads();
+          sa = smem_base + read_stage * S::kStageBytes;
+          sb = sa + LA::kBytes;
+          read_stage = read_stage + 1 == kStages ? 0 : read_stage + 1;
+          load_frags_a<T, S::kAK, LA, kMT>(fa[0], sa, wm0, 0, lane);
+          load_frags_b<T, S::kBK, LB, kNT>(fb[0], sb, wn0, 0, lane);
+        }
+        // Refill the stage tile kt-1 occupied. Every warp's last read of it came before the
+        // latest barrier (above, or at the end of tile kt-1 below).
         if (kt + kStages - 1 < k_tiles) load_stage(write_stage, kt + kStages - 1);
         cp_async_commit();  // one group per tile, empty ones too, to keep the count uniform
         write_stage = write_stage + 1 == kStages ? 0 : write_stage + 1;
       }
-      if (ks == kKSteps - 1) {
+      if (kCross && ks == kKSteps - 1) {
         // Next tile: groups committed so far are kStages + kt, tile kt+1 is group kt+1, so at
         // most kStages - 2 may still be pending. The barrier makes all threads' copies visible.
         cp_async_wait<kStages - 2>();
@@ -140,9 +162,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
         sa = smem_base + read_stage * S::kStageBytes;
         sb = sa + LA::kBytes;
       }
-      // Fetch the next k-step's fragments (the next tile's first after the last k-step) before
-      // this k-step's mma, so LDSM latency overlaps tensor-core work.
-      if (ks + 1 < kKSteps || kt + 1 < k_tiles) {
+      // Fetch the next k-step's fragments (with kCross, the next tile's first after the last
+      // k-step) before this k-step's mma, so LDSM latency overlaps tensor-core work.
+      if (ks + 1 < kKSteps || (kCross && kt + 1 < k_tiles)) {
         const int k_next = ((ks + 1) % kKSteps) * kK;
         load_frags_a<T, S::kAK, LA, kMT>(fa[(ks + 1) % 2], sa, wm0, k_next, lane);
         load_frags_b<T, S::kBK, LB, kNT>(fb[(ks + 1) % 2], sb, wn0, k_next, lane);
@@ -225,10 +247,15 @@ LaunchConfig config_typed(const GemmProblem& p) {
   });
 }
 
-// 16-bit: 128x128x32 blocks of 4 warps (2 x 2 of 64x64), 4 stages = 64 KB, two blocks per SM.
-// tf32: 128x128x16 blocks of 4 warps (2 x 2 of 64x64), 4 stages = 64 KB, two blocks per SM.
-using Cfg16 = PipeConfig<128, 128, 32, 64, 64, 4, 2>;
-using Cfg32 = PipeConfig<128, 128, 16, 64, 64, 4, 2>;
+// 16-bit: 128x256x32 blocks of 8 warps (2 x 4 of 64x64), 4 stages = 96 KB, one block per SM,
+//   fragments prefetched across k-tiles.
+// tf32: 128x128x32 blocks of 4 warps (2 x 2 of 64x64), 3 stages = 96 KB, two blocks per SM; no
+//   cross-tile prefetch (its registers would spill).
+// Measured alternatives (H100, 4096^3 NN, same run): 16-bit 128x128x32 4 stages 2 blocks/SM 381
+// TFLOP/s, 128x128x64 3 stages 361 (spills) vs 388 for this one; tf32 with cross-tile prefetch
+// 129 (spills); tf32 128x128x16 4 stages 152, 128x256x16 4 stages 129-157.
+using Cfg16 = PipeConfig<128, 256, 32, 64, 64, 4, 1, true>;
+using Cfg32 = PipeConfig<128, 128, 32, 64, 64, 3, 2, false>;
 
 template <class C16, class C32>
 cudaError_t launch_cfg(const GemmProblem& p) {
@@ -268,17 +295,5 @@ extern const KernelDesc kMmaSyncPipelined = {
     "tensorcore/sm80_02_mma_sync_cp_async_pipelined", 2, "mma.sync", "beyond the seeds",
     "mma.sync, 4-stage cp.async pipeline, XOR-swizzled smem + ldmatrix(.trans), 64x64 warp tiles",
     kTF32 | kBF16 | kFP16, 80, 50, unsupported, launch_cfg<Cfg16, Cfg32>, config_cfg<Cfg16, Cfg32>};
-
-// Tuning variants (temporary): other block shapes, same kernel.
-using V1_16 = PipeConfig<128, 128, 64, 64, 64, 3, 2>;
-using V1_32 = PipeConfig<128, 128, 16, 64, 64, 5, 2>;
-using V2_16 = PipeConfig<128, 256, 32, 64, 64, 4, 1>;
-using V2_32 = PipeConfig<128, 256, 16, 64, 64, 4, 1>;
-extern const KernelDesc kMmaSyncPipelinedV1 = {
-    "tensorcore/sm80_02_v128x128x64", 2, "mma.sync", "beyond the seeds", "variant",
-    kTF32 | kBF16 | kFP16, 80, 0, unsupported, launch_cfg<V1_16, V1_32>, config_cfg<V1_16, V1_32>};
-extern const KernelDesc kMmaSyncPipelinedV2 = {
-    "tensorcore/sm80_02_v128x256", 2, "mma.sync", "beyond the seeds", "variant",
-    kTF32 | kBF16 | kFP16, 80, 0, unsupported, launch_cfg<V2_16, V2_32>, config_cfg<V2_16, V2_32>};
 
 }  // namespace gemmlab
