@@ -9,6 +9,16 @@ namespace gemmlab {
 
 // ---- simt (FP32 on CUDA cores) ----
 extern const KernelDesc kSimtNaive;
+extern const KernelDesc kSimtCoalesced;
+extern const KernelDesc kSimtSmemTiled32;
+extern const KernelDesc kSimtSmemTiledZeroPad;
+extern const KernelDesc kSimtRectTiles8x32;
+extern const KernelDesc kSimtSmemDoubleBuffered;
+extern const KernelDesc kSimtRegblockUncoalesced;
+extern const KernelDesc kSimtRegblockCoalesced;
+extern const KernelDesc kSimtVectorizedFloat4;
+extern const KernelDesc kSimtRectRegtile8x4;
+extern const KernelDesc kSimtRegblockDoubleBuffered;
 // ---- simt: end ----
 
 // ---- tensor cores: mma.sync (sm_80+) ----
@@ -23,6 +33,16 @@ const std::vector<KernelDesc>& all_kernels() {
   static const std::vector<KernelDesc> kernels = {
       // simt
       kSimtNaive,
+      kSimtCoalesced,
+      kSimtSmemTiled32,
+      kSimtSmemTiledZeroPad,
+      kSimtRectTiles8x32,
+      kSimtSmemDoubleBuffered,
+      kSimtRegblockUncoalesced,
+      kSimtRegblockCoalesced,
+      kSimtVectorizedFloat4,
+      kSimtRectRegtile8x4,
+      kSimtRegblockDoubleBuffered,
       // simt: end
       // mma.sync
       kMmaSyncBasic,
