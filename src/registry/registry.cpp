@@ -15,6 +15,9 @@ extern const KernelDesc kSimtNaive;
 // ---- mma.sync: end ----
 
 // ---- tensor cores: Hopper wgmma (sm_90a) ----
+extern const KernelDesc kWgmmaBasic;
+extern const KernelDesc kWgmmaTmaPipelined;
+extern const KernelDesc kWgmmaWarpSpecializedPersistent;
 // ---- wgmma: end ----
 
 const std::vector<KernelDesc>& all_kernels() {
@@ -25,6 +28,9 @@ const std::vector<KernelDesc>& all_kernels() {
       // mma.sync
       // mma.sync: end
       // wgmma
+      kWgmmaBasic,
+      kWgmmaTmaPipelined,
+      kWgmmaWarpSpecializedPersistent,
       // wgmma: end
   };
   return kernels;

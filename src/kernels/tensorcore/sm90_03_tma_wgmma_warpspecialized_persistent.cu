@@ -1,0 +1,175 @@
+// Ladder step 3 (wgmma, sm_90a): warp-specialized, persistent TMA + wgmma.
+//
+// Bottleneck attacked: in step 2 the same warps issue the loads, wait for them and run the
+// epilogue, so the tensor cores idle at every refill and between tiles. Here a producer warpgroup
+// (one thread issues TMA; setmaxnreg gives its registers away: 40) keeps a 4-stage ring of
+// 128x256x64 tiles full, and two consumer warpgroups (232 registers each) only wait on mbarriers
+// and issue wgmma m64n256k16, releasing each stage once the wgmma that read it has retired. The
+// grid is persistent (one CTA per SM) and walks the tiles in a grouped order (bands of 16 tile
+// rows) so the A rows and B columns in flight stay in L2; the producer fetches the next tile's
+// stages while the consumers store the last one.
+// Changed from step 2: warp specialization, setmaxnreg, persistent grouped scheduler, 128x256
+// tiles (m64n256 per warpgroup, 128 accumulators per thread).
+// Seed: beyond the seeds.
+// Measured (H100, gemm-bench, same run as cuBLAS): see docs/results.
+#include <algorithm>
+
+#include "kernels/common/sm90.cuh"
+#include "kernels/common/sm90_host.h"
+
+namespace gemmlab {
+namespace {
+
+using namespace sm90;
+
+constexpr int kBM = 128, kBN = 256, kStages = 4;
+constexpr int kThreads = 384;    // warpgroup 0: producer; 1 and 2: consumers
+constexpr int kGroupRows = 16;   // tile rows per band of the grouped order: a wave of 132 tiles
+                                 // covers ~16 x 8 tiles, i.e. ~2048 rows of A and ~2048 columns of B
+
+template <typename T, bool kAK, bool kBK>
+using Tile = StageTile<T, kBM, kBN, kAK, kBK>;
+
+template <typename T, bool kAK, bool kBK>
+constexpr int smem_bytes() {
+  return kStages * Tile<T, kAK, kBK>::kBytes + 1024 /* alignment slack */ + 2 * kStages * 8;
+}
+
+template <typename T, bool kAK, bool kBK>
+__global__ void __launch_bounds__(kThreads, 1)
+    ws_persistent_kernel(const __grid_constant__ CUtensorMap map_a,
+                         const __grid_constant__ CUtensorMap map_b, Epilogue ep, int k,
+                         int m_tiles, int n_tiles) {
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using TileT = Tile<T, kAK, kBK>;
+  extern __shared__ uint8_t smem_raw[];
+  // Swizzled tiles must start on 1024-byte boundaries (the swizzle pattern's period).
+  uint8_t* smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
+  uint64_t* full = reinterpret_cast<uint64_t*>(smem + kStages * TileT::kBytes);
+  uint64_t* empty = full + kStages;
+
+  const int wg = threadIdx.x / 128;
+  const int num_kb = ceil_div(k, TileT::kBK);
+  const int tiles = m_tiles * n_tiles;
+
+  if (threadIdx.x == 0) {
+    prefetch_tensor_map(&map_a);
+    prefetch_tensor_map(&map_b);
+    for (int s = 0; s < kStages; ++s) {
+      mbar_init(&full[s], 1);   // the producer's arrive_expect_tx (+ the TMA bytes)
+      mbar_init(&empty[s], 2);  // one arrive per consumer warpgroup
+    }
+    fence_barrier_init();
+  }
+  __syncthreads();
+
+  if (wg == 0) {
+    // ---- producer ----
+    setmaxnreg_dec<40>();
+    if (threadIdx.x == 0) {
+      int s = 0;
+      uint32_t phase = 0;
+      for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+        const TileCoord tc = tile_grouped(tile, kBM, kBN, m_tiles, n_tiles, kGroupRows);
+        for (int kb = 0; kb < num_kb; ++kb) {
+          // Wait until both consumers released this slot. On the first pass the wait is for
+          // the phase before the barrier's first one, which counts as complete.
+          mbar_wait(&empty[s], phase ^ 1);
+          uint8_t* stage = smem + s * TileT::kBytes;
+          mbar_arrive_expect_tx(&full[s], TileT::kBytes);  // OOB zero-fill still counts full boxes
+          TileT::load_a(&map_a, stage, &full[s], tc.row0, kb * TileT::kBK);
+          TileT::load_b(&map_b, stage, &full[s], tc.col0, kb * TileT::kBK, 0, kBN, 0);
+          if (++s == kStages) s = 0, phase ^= 1;
+        }
+      }
+    }
+  } else {
+    // ---- consumers: warpgroup cw owns rows [64 cw, 64 cw + 64) of each 128 x 256 tile ----
+    setmaxnreg_inc<232>();
+    const int cw = wg - 1;
+    const bool signals = threadIdx.x % 128 == 0;  // one arrive per warpgroup
+    const uint32_t smem_base = smem_addr(smem);
+    float d[kBN / 2];
+    int s = 0;
+    uint32_t phase = 0;
+    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      const TileCoord tc = tile_grouped(tile, kBM, kBN, m_tiles, n_tiles, kGroupRows);
+      int prev = 0;
+      for (int kb = 0; kb < num_kb; ++kb) {
+        mbar_wait(&full[s], phase);
+        wgmma_fence();
+        TileT::mma(d, smem_base + s * TileT::kBytes, cw, kb > 0);
+        wgmma_commit();
+        // Keep this k-block's wgmmas in flight; the previous block's have retired, so its
+        // stage can go back to the producer.
+        wgmma_wait<1>();
+        if (kb > 0 && signals) mbar_arrive(&empty[prev]);
+        prev = s;
+        if (++s == kStages) s = 0, phase ^= 1;
+      }
+      wgmma_wait<0>();
+      fence_operand(d);
+      if (signals) mbar_arrive(&empty[prev]);
+      store_fragment<kBN>(ep, d, tc.row0 + 64 * cw, tc.col0);
+    }
+  }
+#endif
+}
+
+template <typename T, bool kAK, bool kBK>
+const void* kernel_ptr() {
+  return reinterpret_cast<const void*>(ws_persistent_kernel<T, kAK, kBK>);
+}
+
+LaunchConfig config(const GemmProblem& p) {
+  LaunchConfig c;
+  dispatch(p.precision, a_k_major(p), b_k_major(p), [&](auto tag, auto ak, auto bk) {
+    using T = typename decltype(tag)::type;
+    c.kernel = kernel_ptr<T, decltype(ak)::value, decltype(bk)::value>();
+    c.smem_bytes = smem_bytes<T, decltype(ak)::value, decltype(bk)::value>();
+    return cudaSuccess;
+  });
+  const TileGrid tg = make_tile_grid(p, kBM, kBN);
+  c.grid = dim3(static_cast<unsigned>(std::min(tg.m_tiles * tg.n_tiles, sm90::num_sms())));
+  c.block = dim3(kThreads);
+  return c;
+}
+
+template <typename T, bool kAK, bool kBK>
+cudaError_t launch_typed(const GemmProblem& p, const PreparedOperands& ops) {
+  CUtensorMap map_a, map_b;
+  cudaError_t e = make_tensor_map(&map_a, ops.a, p.precision, kBM);
+  if (e == cudaSuccess) e = make_tensor_map(&map_b, ops.b, p.precision, kBN);
+  if (e != cudaSuccess) return e;
+  auto* kern = ws_persistent_kernel<T, kAK, kBK>;
+  constexpr int smem = smem_bytes<T, kAK, kBK>();
+  e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  if (e != cudaSuccess) return e;
+  const TileGrid tg = make_tile_grid(p, kBM, kBN);
+  const int grid = std::min(tg.m_tiles * tg.n_tiles, sm90::num_sms());
+  kern<<<grid, kThreads, smem, p.stream>>>(map_a, map_b, make_epilogue(p), static_cast<int>(p.k),
+                                           tg.m_tiles, tg.n_tiles);
+  return cudaGetLastError();
+}
+
+cudaError_t launch(const GemmProblem& p) {
+  PreparedOperands ops;
+  cudaError_t e = prepare_operands(p, &ops);
+  if (e == cudaSuccess)
+    e = dispatch(p.precision, ops.a.k_major, ops.b.k_major, [&](auto tag, auto ak, auto bk) {
+      using T = typename decltype(tag)::type;
+      return launch_typed<T, decltype(ak)::value, decltype(bk)::value>(p, ops);
+    });
+  const cudaError_t r = release_operands(p, &ops);
+  return e != cudaSuccess ? e : r;
+}
+
+}  // namespace
+
+extern const KernelDesc kWgmmaWarpSpecializedPersistent = {
+    "wgmma/03_tma_wgmma_ws_persistent", 3, "wgmma", "beyond the seeds",
+    "TMA producer warp + 2 consumer warpgroups (setmaxnreg 40/232), 4-stage mbarrier ring, "
+    "128x256x64 tiles, persistent grouped scheduler",
+    kBF16 | kFP16 | kTF32, 90, 200, nullptr, launch, config};
+
+}  // namespace gemmlab
