@@ -195,6 +195,19 @@ __device__ __forceinline__ void fence_operand(float (&d)[kRegs]) {
   for (int i = 0; i < kRegs; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
+template <int kRegs>
+__device__ __forceinline__ void fence_operand(uint32_t (&a)[kRegs]) {
+#pragma unroll
+  for (int i = 0; i < kRegs; ++i) asm volatile("" : "+r"(a[i])::"memory");
+}
+
+// 32-bit shared-memory load, kept in order with the (volatile) barrier waits around it.
+__device__ __forceinline__ uint32_t lds32(uint32_t addr) {
+  uint32_t v;
+  asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
+  return v;
+}
+
 // Shared-memory matrix descriptor for the 128-byte swizzle mode. Byte offsets, encoded >> 4:
 //   K-major:  sbo = distance between groups of 8 rows (1024 here); lbo is unused (1 by convention).
 //   MN-major: lbo = distance between 64-element (128-byte) chunks along M/N; sbo = distance between
@@ -392,6 +405,44 @@ __device__ __forceinline__ void wgmma_m64n256k8_tf32(float (&d)[128], uint64_t d
 #endif
 }
 
+// D(64x256) += A(64x8) * B(8x256) in tf32 with A from registers (the wgmma A fragment: a[0..3] of
+// this thread) and B from shared memory (K-major descriptor).
+__device__ __forceinline__ void wgmma_m64n256k8_tf32_rs(float (&d)[128], uint32_t a0, uint32_t a1,
+                                                       uint32_t a2, uint32_t a3, uint64_t desc_b,
+                                                       int scale_d) {
+#ifdef GEMMLAB_SM90A
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {"
+      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, "
+      "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, "
+      "%40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, "
+      "%59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, "
+      "%78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, "
+      "%97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, "
+      "%113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127 "
+      "}, {%128, %129, %130, %131}, %132, p, 1, 1;\n}\n"
+      :
+          "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]),
+          "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]),
+          "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]),
+          "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]),
+          "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]),
+          "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]),
+          "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]),
+          "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]),
+          "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(desc_b), "r"(scale_d));
+#endif
+}
+
 // ---------------------------------------------------------------------------------------------
 // The shared-memory tile of one pipeline stage, as TMA writes it and wgmma reads it.
 //
@@ -399,17 +450,19 @@ __device__ __forceinline__ void wgmma_m64n256k8_tf32(float (&d)[128], uint64_t d
 // 32 for tf32 (fp32 storage). 128-byte swizzle: the 16-byte chunk c of row r lands at chunk
 // c ^ (r % 8), so the 8 rows a wgmma core matrix reads hit 8 different bank groups.
 //   K-major operand (rows = M or N):  row i at byte 128 * i; one TMA box of kBK x rows.
-//   MN-major operand (16-bit only):   64-element chunks of M/N, each kBK rows of K x 128 bytes
-//                                     (8 KB), one TMA box per chunk.
-// A warpgroup's 64 rows of A start at byte 8192 * wg in both layouts (64 rows x 128 B, or one
-// 64-element chunk). Within a stage, wgmma step kk (16 or 8 elements of K) starts 32 * kk bytes
-// into each K-major row, or 16 * 128 * kk bytes further down an MN-major chunk.
+//   MN-major operand: chunks of 128 bytes of M/N (64 elements, or 32 for tf32), each kBK rows of
+//                     K x 128 bytes (8 KB / 4 KB), one TMA box per chunk.
+// A warpgroup's 64 rows of A start at byte 8192 * wg in both layouts (64 rows x 128 B, or 64
+// elements' worth of chunks). Within a stage, wgmma step kk (16 or 8 elements of K) starts 32 * kk
+// bytes into each K-major row, or kKStep * 128 * kk bytes further down an MN-major chunk.
+// wgmma reads tf32 only K-major from shared memory; an MN-major tf32 A is instead loaded into
+// registers (load_a_fragment + mma_rs), which is how gemmlab avoids transposing it.
 // ---------------------------------------------------------------------------------------------
 template <typename T, int kBM, int kBN, bool kAKMajor, bool kBKMajor>
 struct StageTile {
   static constexpr bool kTf32 = sizeof(T) == 4;
   static constexpr bool kHalf = std::is_same<T, __half>::value;
-  static_assert(!kTf32 || (kAKMajor && kBKMajor), "tf32 wgmma reads K-major operands only");
+  static_assert(!kTf32 || kBKMajor, "tf32 wgmma reads B K-major only (A may come from registers)");
   static_assert(kBM % 64 == 0 && kBN % 64 == 0 && kBN <= 256 && kBM <= 256, "tile shape");
   static constexpr int kBK = 128 / static_cast<int>(sizeof(T));  // K per stage
   static constexpr int kKStep = kTf32 ? 8 : 16;                    // K per wgmma
@@ -417,7 +470,8 @@ struct StageTile {
   static constexpr int kABytes = kBM * 128;
   static constexpr int kBBytes = kBN * 128;
   static constexpr int kBytes = kABytes + kBBytes;  // a multiple of 1024: stages stay aligned
-  static constexpr int kChunkBytes = 64 * 128;      // one MN-major 64-element chunk
+  static constexpr int kMNChunk = 128 / static_cast<int>(sizeof(T));  // MN-major chunk width
+  static constexpr int kChunkBytes = kBK * 128;                        // and its bytes
 
   // TMA boxes (host side builds the maps to match): K-major {kBK, rows}, MN-major {64, kBK}.
   // A: rows [m0, m0 + kBM) of op(A), K [k0, k0 + kBK).
@@ -427,7 +481,8 @@ struct StageTile {
       tma_load_2d(stage, map, bar, k0, m0);
     } else {
 #pragma unroll
-      for (int c = 0; c < kBM / 64; ++c) tma_load_2d(stage + c * kChunkBytes, map, bar, m0 + 64 * c, k0);
+      for (int c = 0; c < kBM / kMNChunk; ++c)
+        tma_load_2d(stage + c * kChunkBytes, map, bar, m0 + kMNChunk * c, k0);
     }
   }
   // B: columns [n0 + first, n0 + first + count) of op(B) (first, count multiples of 64), K [k0, ...).
@@ -439,11 +494,11 @@ struct StageTile {
       if (mcast_mask) tma_load_2d_multicast(b + first * 128, map, bar, k0, n0 + first, mcast_mask);
       else tma_load_2d(b + first * 128, map, bar, k0, n0 + first);
     } else {
-      for (int c = first / 64; c < (first + count) / 64; ++c) {
+      for (int c = first / kMNChunk; c < (first + count) / kMNChunk; ++c) {
         if (mcast_mask)
-          tma_load_2d_multicast(b + c * kChunkBytes, map, bar, n0 + 64 * c, k0, mcast_mask);
+          tma_load_2d_multicast(b + c * kChunkBytes, map, bar, n0 + kMNChunk * c, k0, mcast_mask);
         else
-          tma_load_2d(b + c * kChunkBytes, map, bar, n0 + 64 * c, k0);
+          tma_load_2d(b + c * kChunkBytes, map, bar, n0 + kMNChunk * c, k0);
       }
     }
   }
@@ -451,6 +506,7 @@ struct StageTile {
   // d (64 x kBN) += A rows [64 wg, 64 wg + 64) x B over the stage's kBK. scale_d = 0 on the first
   // wgmma of a tile overwrites d instead of accumulating (no zero-initialization needed).
   __device__ static void mma(float (&d)[kBN / 2], uint32_t stage_addr, int wg, bool accumulate) {
+    static_assert(!kTf32 || kAKMajor, "MN-major tf32 A goes through registers (mma_rs)");
     const uint32_t a_addr = stage_addr + wg * 8192;
     const uint32_t b_addr = stage_addr + kABytes;
     constexpr uint32_t a_step = kAKMajor ? 32 : kKStep * 128;
@@ -467,6 +523,41 @@ struct StageTile {
         if constexpr (kBN == 256) wgmma_m64n256k16<kHalf, !kAKMajor, !kBKMajor>(d, da, db, scale_d);
         else wgmma_m64n128k16<kHalf, !kAKMajor, !kBKMajor>(d, da, db, scale_d);
       }
+    }
+  }
+
+  // tf32 with A MN-major: the wgmma A fragment of the whole stage (kKSteps x 4 registers) read
+  // from the swizzled chunks. Fragment of m64nNk8 tf32: thread (warp w, lane l) holds rows
+  // 16w + l/4 + {0, 8} and K columns l%4 + {0, 4} of each k8 step, as a0..a3 =
+  // (r, k), (r + 8, k), (r, k + 4), (r + 8, k + 4). Element (mn, kk) of a chunk sits at
+  // 128 kk + 16 ((mn / 4) ^ (kk % 8)) + 4 (mn % 4).
+  __device__ static void load_a_fragment(uint32_t (&a)[kKSteps * 4], uint32_t stage_addr, int wg) {
+    static_assert(kTf32 && !kAKMajor, "register A only for MN-major tf32");
+    const int t = threadIdx.x % 128, l = t % 32;
+    const int r0 = 64 * wg + 16 * (t / 32) + l / 4;
+#pragma unroll
+    for (int kk = 0; kk < kKSteps; ++kk) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int r = r0 + 8 * (i & 1);
+        const int kc = kk * kKStep + l % 4 + 4 * (i >> 1);
+        const int mn = r % kMNChunk;
+        const uint32_t addr = stage_addr + (r / kMNChunk) * kChunkBytes + kc * 128 +
+                              ((((mn >> 2) ^ (kc & 7))) << 4) + ((mn & 3) << 2);
+        a[kk * 4 + i] = lds32(addr);
+      }
+    }
+  }
+
+  __device__ static void mma_rs(float (&d)[kBN / 2], const uint32_t (&a)[kKSteps * 4],
+                                uint32_t stage_addr, bool accumulate) {
+    static_assert(kTf32 && !kAKMajor && kBN == 256, "register-A wgmma: tf32, N = 256");
+    const uint32_t b_addr = stage_addr + kABytes;
+#pragma unroll
+    for (int kk = 0; kk < kKSteps; ++kk) {
+      const uint64_t db = make_smem_desc(b_addr + kk * 32, 16, 1024);
+      wgmma_m64n256k8_tf32_rs(d, a[kk * 4 + 0], a[kk * 4 + 1], a[kk * 4 + 2], a[kk * 4 + 3], db,
+                              (accumulate || kk > 0) ? 1 : 0);
     }
   }
 };
@@ -505,6 +596,25 @@ __device__ __forceinline__ void store_fragment(const Epilogue& ep, const float (
   for (int j = 0; j < kN / 8; ++j) {
     store_pair(ep, r, c + 8 * j, d[4 * j + 0], d[4 * j + 1]);
     store_pair(ep, r + 8, c + 8 * j, d[4 * j + 2], d[4 * j + 3]);
+  }
+}
+
+// The same fragment of D = C^T (a problem computed with A and B swapped): D(r, c) is C(c, r).
+// Each store instruction of a warp still writes whole 32-byte sectors (8 consecutive columns of
+// C in each of 4 rows).
+template <int kN>
+__device__ __forceinline__ void store_fragment_transposed(const Epilogue& ep,
+                                                          const float (&d)[kN / 2], int row0,
+                                                          int col0) {
+  const int t = threadIdx.x % 128;
+  const int r = row0 + (t / 32) * 16 + (t % 32) / 4;
+  const int c = col0 + 2 * (t % 4);
+#pragma unroll
+  for (int j = 0; j < kN / 8; ++j) {
+    ep.store(c + 8 * j, r, d[4 * j + 0]);
+    ep.store(c + 8 * j + 1, r, d[4 * j + 1]);
+    ep.store(c + 8 * j, r + 8, d[4 * j + 2]);
+    ep.store(c + 8 * j + 1, r + 8, d[4 * j + 3]);
   }
 }
 

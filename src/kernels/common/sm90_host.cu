@@ -55,25 +55,23 @@ int64_t elem_bytes(Precision p) { return (p == Precision::BF16 || p == Precision
 
 // ---- packing kernels (any element of 2 or 4 bytes; bits are copied, not converted) ----
 
-// dst rows (rows x cols, pitch ld_dst, a multiple of 8) <- src rows (pitch ld_src, any alignment).
-// Each thread reads 8 consecutive elements with scalar loads (coalesced across the warp) and
-// writes them with 16-byte stores.
+// dst rows (rows x cols, pitch ld_dst) <- src rows (pitch ld_src, any alignment). A block copies
+// 1024 consecutive elements of one row, each thread 4 of them 256 apart: every load and store of
+// a warp is one contiguous, coalesced run.
 template <typename T>
 __global__ void pack_copy_kernel(const T* __restrict__ src, int64_t ld_src, T* __restrict__ dst,
-                                 int64_t ld_dst, int rows, int cols) {
-  const int chunks = (cols + 7) / 8;
-  const int64_t idx = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
-  if (idx >= static_cast<int64_t>(rows) * chunks) return;
-  const int r = static_cast<int>(idx / chunks);
-  const int c0 = static_cast<int>(idx % chunks) * 8;
-  const T* s = src + r * ld_src + c0;
-  alignas(16) T v[8];
+                                 int64_t ld_dst, int cols, int blocks_per_row) {
+  const int r = blockIdx.x / blocks_per_row;
+  const int c0 = (blockIdx.x % blocks_per_row) * 1024 + threadIdx.x;
+  const T* s = src + r * ld_src;
+  T* d = dst + r * ld_dst;
+  T v[4];
 #pragma unroll
-  for (int i = 0; i < 8; ++i) v[i] = (c0 + i < cols) ? s[i] : T{};
-  uint4* d = reinterpret_cast<uint4*>(dst + r * ld_dst + c0);
-  const uint4* w = reinterpret_cast<const uint4*>(v);
+  for (int j = 0; j < 4; ++j)
+    if (c0 + 256 * j < cols) v[j] = s[c0 + 256 * j];
 #pragma unroll
-  for (int i = 0; i < static_cast<int>(sizeof(v) / 16); ++i) d[i] = w[i];
+  for (int j = 0; j < 4; ++j)
+    if (c0 + 256 * j < cols) d[c0 + 256 * j] = v[j];
 }
 
 // dst (cols x rows, pitch ld_dst) <- transpose of src (rows x cols, pitch ld_src), through a
@@ -106,9 +104,11 @@ cudaError_t launch_pack(const void* src, int64_t ld_src, void* dst, int64_t ld_d
     pack_transpose_kernel<T><<<static_cast<unsigned>(blocks), dim3(32, 8), 0, s>>>(
         static_cast<const T*>(src), ld_src, static_cast<T*>(dst), ld_dst, rows, cols, col_tiles);
   } else {
-    const int64_t threads = static_cast<int64_t>(rows) * ((cols + 7) / 8);
-    pack_copy_kernel<T><<<static_cast<unsigned>((threads + 255) / 256), 256, 0, s>>>(
-        static_cast<const T*>(src), ld_src, static_cast<T*>(dst), ld_dst, rows, cols);
+    const int per_row = (cols + 1023) / 1024;
+    const int64_t blocks = static_cast<int64_t>(rows) * per_row;
+    if (blocks > INT_MAX) return cudaErrorInvalidValue;
+    pack_copy_kernel<T><<<static_cast<unsigned>(blocks), 256, 0, s>>>(
+        static_cast<const T*>(src), ld_src, static_cast<T*>(dst), ld_dst, cols, per_row);
   }
   return cudaGetLastError();
 }
@@ -122,20 +122,24 @@ struct Plan {
   int64_t bytes = 0;
 };
 
-Plan plan_operand(const void* ptr, int64_t ld, bool k_major, int64_t mn, int64_t k, Precision prec) {
+// force_k_major: the operand must end up K-major (tf32 B, or any tf32 operand without the
+// register-A path), transposing it while packing if it is stored MN-major.
+Plan plan_operand(const void* ptr, int64_t ld, bool k_major, int64_t mn, int64_t k, Precision prec,
+                  bool force_k_major) {
   Plan pl;
   const int64_t eb = elem_bytes(prec);
   pl.in_place = {ptr, ld, mn, k, k_major};
   pl.stored_rows = k_major ? mn : k;
   pl.stored_cols = k_major ? k : mn;
   const bool aligned = reinterpret_cast<uintptr_t>(ptr) % 16 == 0 && (ld * eb) % 16 == 0;
-  const bool must_be_k_major = prec == Precision::TF32;
-  if (aligned && (k_major || !must_be_k_major)) return pl;
+  if (aligned && (k_major || !force_k_major)) return pl;
   pl.pack = true;
-  pl.transpose = !k_major && must_be_k_major;
+  pl.transpose = !k_major && force_k_major;
   const bool out_k_major = k_major || pl.transpose;
   const int64_t out_rows = out_k_major ? mn : k, out_cols = out_k_major ? k : mn;
-  const int64_t out_ld = (out_cols + 7) / 8 * 8;  // 16-byte rows for both 2- and 4-byte elements
+  // Rows padded to 128 bytes, so every 128-byte TMA box row is one aligned cache line.
+  const int64_t per_line = 128 / eb;
+  const int64_t out_ld = (out_cols + per_line - 1) / per_line * per_line;
   pl.packed = {nullptr, out_ld, mn, k, out_k_major};
   pl.bytes = (out_rows * out_ld * eb + 255) / 256 * 256;
   return pl;
@@ -151,37 +155,78 @@ cudaError_t run_pack(const Plan& pl, Precision prec, cudaStream_t s) {
                                static_cast<int>(pl.stored_cols), pl.transpose, s);
 }
 
-Plan plan_a(const GemmProblem& p) {
-  return plan_operand(p.A, p.lda, p.op_a == Op::N, p.m, p.k, p.precision);
+// How A and B are laid out for the kernel. tf32 wgmma reads only K-major operands from shared
+// memory, but its A may come from registers (tf32_register_a): then an MN-major A is fine, and a
+// problem whose B is MN-major and A K-major (NN) is computed swapped, C^T = op(B)^T op(A)^T, so
+// that B takes A's place. Only TN (both MN-major) still transposes B.
+struct Layout {
+  bool swap = false;
+  bool force_a = false, force_b = false;  // must end up K-major
+};
+
+Layout layout_of(const GemmProblem& p, bool tf32_register_a) {
+  Layout l;
+  if (p.precision != Precision::TF32) return l;
+  const bool a_k = p.op_a == Op::N, b_k = p.op_b == Op::T;
+  if (!tf32_register_a) {
+    l.force_a = l.force_b = true;
+  } else if (!b_k) {
+    if (a_k) l.swap = true;
+    else l.force_b = true;
+  }
+  return l;
 }
-Plan plan_b(const GemmProblem& p) {
-  return plan_operand(p.B, p.ldb, p.op_b == Op::T, p.n, p.k, p.precision);
+
+Plan plan_a(const GemmProblem& p, const Layout& l) {
+  return plan_operand(p.A, p.lda, p.op_a == Op::N, p.m, p.k, p.precision, l.force_a);
+}
+Plan plan_b(const GemmProblem& p, const Layout& l) {
+  return plan_operand(p.B, p.ldb, p.op_b == Op::T, p.n, p.k, p.precision, l.force_b);
 }
 
 }  // namespace
 
-bool needs_packing(const GemmProblem& p) { return plan_a(p).pack || plan_b(p).pack; }
+bool needs_packing(const GemmProblem& p, bool tf32_register_a) {
+  const Layout l = layout_of(p, tf32_register_a);
+  return plan_a(p, l).pack || plan_b(p, l).pack;
+}
 
-cudaError_t prepare_operands(const GemmProblem& p, PreparedOperands* out) {
-  Plan a = plan_a(p), b = plan_b(p);
+KernelLayout kernel_layout(const GemmProblem& p, bool tf32_register_a) {
+  const Layout l = layout_of(p, tf32_register_a);
+  const bool a_k = p.op_a == Op::N || l.force_a, b_k = p.op_b == Op::T || l.force_b;
+  return l.swap ? KernelLayout{b_k, a_k, true} : KernelLayout{a_k, b_k, false};
+}
+
+cudaError_t prepare_operands(const GemmProblem& p, bool tf32_register_a, PreparedOperands* out) {
+  const Layout l = layout_of(p, tf32_register_a);
+  Plan a = plan_a(p, l), b = plan_b(p, l);
   out->a = a.in_place;
   out->b = b.in_place;
+  out->swapped = false;
   out->workspace = nullptr;
-  if (!a.pack && !b.pack) return cudaSuccess;
-  void* ws = nullptr;
-  cudaError_t e = workspace_alloc(&ws, static_cast<size_t>(a.bytes + b.bytes), p.stream);
-  if (e != cudaSuccess) return e;
-  out->workspace = ws;
-  char* next = static_cast<char*>(ws);
-  for (Plan* pl : {&a, &b}) {
-    if (!pl->pack) continue;
-    pl->packed.ptr = next;
-    next += pl->bytes;
-    if ((e = run_pack(*pl, p.precision, p.stream)) != cudaSuccess) return e;
+  cudaError_t e = cudaSuccess;
+  if (a.pack || b.pack) {
+    void* ws = nullptr;
+    e = workspace_alloc(&ws, static_cast<size_t>(a.bytes + b.bytes), p.stream);
+    if (e != cudaSuccess) return e;
+    out->workspace = ws;
+    char* next = static_cast<char*>(ws);
+    for (Plan* pl : {&a, &b}) {
+      if (!pl->pack) continue;
+      pl->packed.ptr = next;
+      next += pl->bytes;
+      if ((e = run_pack(*pl, p.precision, p.stream)) != cudaSuccess) return e;
+    }
+    if (a.pack) out->a = a.packed;
+    if (b.pack) out->b = b.packed;
   }
-  if (a.pack) out->a = a.packed;
-  if (b.pack) out->b = b.packed;
-  return cudaSuccess;
+  if (l.swap) {
+    const TmaOperand t = out->a;
+    out->a = out->b;
+    out->b = t;
+    out->swapped = true;
+  }
+  return e;
 }
 
 cudaError_t release_operands(const GemmProblem& p, PreparedOperands* ops) {
@@ -206,7 +251,7 @@ cudaError_t make_tensor_map(CUtensorMap* map, const TmaOperand& x, Precision pre
     box[0] = k_box, box[1] = static_cast<cuuint32_t>(box_rows);
   } else {
     dims[0] = x.mn, dims[1] = x.k;
-    box[0] = 64, box[1] = k_box;
+    box[0] = k_box, box[1] = k_box;  // 128 bytes of M/N by one stage of K
   }
   const CUresult r = encode(map, type, 2, const_cast<void*>(x.ptr), dims, strides, box,
                             elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,

@@ -26,17 +26,29 @@ struct TmaOperand {
   bool k_major = true;
 };
 
+// The operands a kernel multiplies. Normally a = op(A) (m x k) and b = op(B)^T (n x k). When
+// `swapped`, the kernel computes C^T = op(B)^T op(A)^T instead: a = op(B)^T, b = op(A), its tile
+// grid runs over n x m, and its epilogue writes each result transposed.
 struct PreparedOperands {
   TmaOperand a, b;
+  bool swapped = false;
   void* workspace = nullptr;  // packed copies, if any; release_operands frees it (stream-ordered)
+};
+
+// The majorness of the kernel's a and b (after packing and any swap).
+struct KernelLayout {
+  bool a_k_major, b_k_major, swapped;
 };
 
 // Makes A and B of `p` readable by TMA: an operand whose base is 16-byte aligned and whose row
 // pitch is a multiple of 16 bytes is used in place; any other operand is packed on p.stream into
-// a workspace with rows padded to a multiple of 16 bytes (4097 -> 4104 bf16). tf32 operands must
-// be K-major for wgmma: an MN-major tf32 operand is transposed while it is packed. 16-bit operands
-// keep their majorness (wgmma transposes them for free).
-cudaError_t prepare_operands(const GemmProblem& p, PreparedOperands* out);
+// a workspace with rows padded to 128 bytes (4097 -> 4160 bf16). 16-bit operands keep their
+// majorness (wgmma transposes them for free). tf32: wgmma reads B only K-major; with
+// tf32_register_a (the kernel loads an MN-major A into registers) an NN problem is swapped rather
+// than transposed and only TN transposes B; without it every MN-major tf32 operand is transposed
+// while packing.
+cudaError_t prepare_operands(const GemmProblem& p, bool tf32_register_a, PreparedOperands* out);
+KernelLayout kernel_layout(const GemmProblem& p, bool tf32_register_a);
 // Frees the workspace after the kernel (stream-ordered, so call it right after the launch).
 cudaError_t release_operands(const GemmProblem& p, PreparedOperands* ops);
 
@@ -47,16 +59,8 @@ cudaError_t make_tensor_map(CUtensorMap* map, const TmaOperand& x, Precision pre
 // Multiprocessor count of the current device (cached).
 int num_sms();
 
-// True when A or B would have to be packed (for unsupported() messages and reports).
-bool needs_packing(const GemmProblem& p);
-
-// The majorness of A and B as the kernel will see them (after any packing): only tf32 changes it.
-inline bool a_k_major(const GemmProblem& p) {
-  return p.op_a == Op::N || p.precision == Precision::TF32;
-}
-inline bool b_k_major(const GemmProblem& p) {
-  return p.op_b == Op::T || p.precision == Precision::TF32;
-}
+// True when A or B would have to be packed (for reports).
+bool needs_packing(const GemmProblem& p, bool tf32_register_a);
 
 template <typename T>
 struct TypeTag {
@@ -64,11 +68,16 @@ struct TypeTag {
 };
 
 // Calls f(TypeTag<T>{}, bool_constant<a_k_major>{}, bool_constant<b_k_major>{}) for the element
-// type of the precision; tf32 only ever has both operands K-major (prepare_operands sees to it).
-template <typename F>
+// type of the precision. tf32 B is always K-major; tf32 A may be MN-major only in kernels that
+// load it into registers (kTf32RegisterA), so only those instantiate that case.
+template <bool kTf32RegisterA = false, typename F>
 cudaError_t dispatch(Precision prec, bool a_k_major, bool b_k_major, F&& f) {
   using std::bool_constant;
-  if (prec == Precision::TF32) return f(TypeTag<float>{}, bool_constant<true>{}, bool_constant<true>{});
+  if (prec == Precision::TF32) {
+    if constexpr (kTf32RegisterA)
+      if (!a_k_major) return f(TypeTag<float>{}, bool_constant<false>{}, bool_constant<true>{});
+    return f(TypeTag<float>{}, bool_constant<true>{}, bool_constant<true>{});
+  }
   auto by_major = [&](auto tag) -> cudaError_t {
     if (a_k_major && b_k_major) return f(tag, bool_constant<true>{}, bool_constant<true>{});
     if (a_k_major) return f(tag, bool_constant<true>{}, bool_constant<false>{});

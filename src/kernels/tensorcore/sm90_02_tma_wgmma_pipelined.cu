@@ -110,7 +110,8 @@ cudaError_t launch_typed(const GemmProblem& p, const PreparedOperands& ops) {
 
 LaunchConfig config(const GemmProblem& p) {
   LaunchConfig c;
-  dispatch(p.precision, a_k_major(p), b_k_major(p), [&](auto tag, auto ak, auto bk) {
+  const KernelLayout kl = kernel_layout(p, false);
+  dispatch(p.precision, kl.a_k_major, kl.b_k_major, [&](auto tag, auto ak, auto bk) {
     using T = typename decltype(tag)::type;
     constexpr bool AK = decltype(ak)::value, BK = decltype(bk)::value;
     c.kernel = reinterpret_cast<const void*>(tma_pipelined_kernel<T, AK, BK>);
@@ -124,7 +125,7 @@ LaunchConfig config(const GemmProblem& p) {
 
 cudaError_t launch(const GemmProblem& p) {
   PreparedOperands ops;
-  cudaError_t e = prepare_operands(p, &ops);
+  cudaError_t e = prepare_operands(p, /*tf32_register_a=*/false, &ops);
   if (e == cudaSuccess)
     e = dispatch(p.precision, ops.a.k_major, ops.b.k_major, [&](auto tag, auto ak, auto bk) {
       using T = typename decltype(tag)::type;

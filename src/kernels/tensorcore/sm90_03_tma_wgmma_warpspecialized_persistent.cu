@@ -39,9 +39,11 @@ template <typename T, bool kAK, bool kBK>
 __global__ void __launch_bounds__(kThreads, 1)
     ws_persistent_kernel(const __grid_constant__ CUtensorMap map_a,
                          const __grid_constant__ CUtensorMap map_b, Epilogue ep, int k,
-                         int m_tiles, int n_tiles) {
+                         int m_tiles, int n_tiles, bool swapped) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using TileT = Tile<T, kAK, kBK>;
+  // tf32 with an MN-major A: A goes shared memory -> registers -> wgmma (see StageTile).
+  constexpr bool kRegisterA = TileT::kTf32 && !kAK;
   extern __shared__ uint8_t smem_raw[];
   // Swizzled tiles must start on 1024-byte boundaries (the swizzle pattern's period).
   uint8_t* smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
@@ -95,22 +97,52 @@ __global__ void __launch_bounds__(kThreads, 1)
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
       const TileCoord tc = tile_grouped(tile, kBM, kBN, m_tiles, n_tiles, kGroupRows);
       int prev = 0;
-      for (int kb = 0; kb < num_kb; ++kb) {
-        mbar_wait(&full[s], phase);
-        wgmma_fence();
-        TileT::mma(d, smem_base + s * TileT::kBytes, cw, kb > 0);
-        wgmma_commit();
-        // Keep this k-block's wgmmas in flight; the previous block's have retired, so its
-        // stage can go back to the producer.
-        wgmma_wait<1>();
-        if (kb > 0 && signals) mbar_arrive(&empty[prev]);
-        prev = s;
-        if (++s == kStages) s = 0, phase ^= 1;
+      if constexpr (!kRegisterA) {
+        for (int kb = 0; kb < num_kb; ++kb) {
+          mbar_wait(&full[s], phase);
+          wgmma_fence();
+          TileT::mma(d, smem_base + s * TileT::kBytes, cw, kb > 0);
+          wgmma_commit();
+          // Keep this k-block's wgmmas in flight; the previous block's have retired, so its
+          // stage can go back to the producer.
+          wgmma_wait<1>();
+          if (kb > 0 && signals) mbar_arrive(&empty[prev]);
+          prev = s;
+          if (++s == kStages) s = 0, phase ^= 1;
+        }
+      } else {
+        // The A registers of block kb are read by its wgmmas until they retire, i.e. until the
+        // wait<1> of block kb + 1: two register sets alternate (the loop is unrolled by two so
+        // that they are indexed at compile time), and fence_operand keeps each set live and
+        // unmodified until its wgmmas are known to be done.
+        uint32_t a0[TileT::kKSteps * 4], a1[TileT::kKSteps * 4];
+        auto step = [&](uint32_t(&cur)[TileT::kKSteps * 4], uint32_t(&other)[TileT::kKSteps * 4],
+                        int kb) {
+          mbar_wait(&full[s], phase);
+          const uint32_t stage = smem_base + s * TileT::kBytes;
+          TileT::load_a_fragment(cur, stage, cw);
+          wgmma_fence();
+          TileT::mma_rs(d, cur, stage, kb > 0);
+          wgmma_commit();
+          wgmma_wait<1>();
+          fence_operand(other);
+          if (kb > 0 && signals) mbar_arrive(&empty[prev]);
+          prev = s;
+          if (++s == kStages) s = 0, phase ^= 1;
+        };
+        for (int kb = 0; kb < num_kb; kb += 2) {
+          step(a0, a1, kb);
+          if (kb + 1 < num_kb) step(a1, a0, kb + 1);
+        }
+        wgmma_wait<0>();
+        fence_operand(a0);
+        fence_operand(a1);
       }
       wgmma_wait<0>();
       fence_operand(d);
       if (signals) mbar_arrive(&empty[prev]);
-      store_fragment<kBN>(ep, d, tc.row0 + 64 * cw, tc.col0);
+      if (swapped) store_fragment_transposed<kBN>(ep, d, tc.row0 + 64 * cw, tc.col0);
+      else store_fragment<kBN>(ep, d, tc.row0 + 64 * cw, tc.col0);
     }
   }
 #endif
@@ -123,13 +155,15 @@ const void* kernel_ptr() {
 
 LaunchConfig config(const GemmProblem& p) {
   LaunchConfig c;
-  dispatch(p.precision, a_k_major(p), b_k_major(p), [&](auto tag, auto ak, auto bk) {
+  const KernelLayout kl = kernel_layout(p, true);
+  dispatch<true>(p.precision, kl.a_k_major, kl.b_k_major, [&](auto tag, auto ak, auto bk) {
     using T = typename decltype(tag)::type;
     c.kernel = kernel_ptr<T, decltype(ak)::value, decltype(bk)::value>();
     c.smem_bytes = smem_bytes<T, decltype(ak)::value, decltype(bk)::value>();
     return cudaSuccess;
   });
-  const TileGrid tg = make_tile_grid(p, kBM, kBN);
+  TileGrid tg = make_tile_grid(p, kBM, kBN);
+  if (kl.swapped) std::swap(tg.m_tiles, tg.n_tiles);
   c.grid = dim3(static_cast<unsigned>(std::min(tg.m_tiles * tg.n_tiles, sm90::num_sms())));
   c.block = dim3(kThreads);
   return c;
@@ -145,18 +179,20 @@ cudaError_t launch_typed(const GemmProblem& p, const PreparedOperands& ops) {
   constexpr int smem = smem_bytes<T, kAK, kBK>();
   e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   if (e != cudaSuccess) return e;
-  const TileGrid tg = make_tile_grid(p, kBM, kBN);
-  const int grid = std::min(tg.m_tiles * tg.n_tiles, sm90::num_sms());
+  // The tile grid runs over the kernel's a x b (n x m when swapped).
+  const int rows = static_cast<int>(ops.a.mn), cols = static_cast<int>(ops.b.mn);
+  const int m_tiles = ceil_div(rows, kBM), n_tiles = ceil_div(cols, kBN);
+  const int grid = std::min(m_tiles * n_tiles, sm90::num_sms());
   kern<<<grid, kThreads, smem, p.stream>>>(map_a, map_b, make_epilogue(p), static_cast<int>(p.k),
-                                           tg.m_tiles, tg.n_tiles);
+                                           m_tiles, n_tiles, ops.swapped);
   return cudaGetLastError();
 }
 
 cudaError_t launch(const GemmProblem& p) {
   PreparedOperands ops;
-  cudaError_t e = prepare_operands(p, &ops);
+  cudaError_t e = prepare_operands(p, /*tf32_register_a=*/true, &ops);
   if (e == cudaSuccess)
-    e = dispatch(p.precision, ops.a.k_major, ops.b.k_major, [&](auto tag, auto ak, auto bk) {
+    e = dispatch<true>(p.precision, ops.a.k_major, ops.b.k_major, [&](auto tag, auto ak, auto bk) {
       using T = typename decltype(tag)::type;
       return launch_typed<T, decltype(ak)::value, decltype(bk)::value>(p, ops);
     });
