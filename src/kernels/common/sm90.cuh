@@ -527,19 +527,25 @@ struct StageTile {
   }
 
   // tf32 with A MN-major: the wgmma A fragment of the whole stage (kKSteps x 4 registers) read
-  // from the swizzled chunks. Fragment of m64nNk8 tf32: thread (warp w, lane l) holds rows
-  // 16w + l/4 + {0, 8} and K columns l%4 + {0, 4} of each k8 step, as a0..a3 =
-  // (r, k), (r + 8, k), (r, k + 4), (r + 8, k + 4). Element (mn, kk) of a chunk sits at
+  // from the swizzled chunks. Fragment of m64nNk8 tf32: thread (warp w, lane l = 4g + t) holds
+  // fragment rows 16w + g + {0, 8} and K columns t + {0, 4} of each k8 step, as a0..a3 =
+  // (row, k), (row + 8, k), (row, k + 4), (row + 8, k + 4). Element (mn, kk) of a chunk sits at
   // 128 kk + 16 ((mn / 4) ^ (kk % 8)) + 4 (mn % 4).
+  // Which tile row a fragment row holds is ours to choose (D's rows follow A's): register_a_row
+  // picks rows so that the 32 lanes of each load hit 32 different banks. For a fixed word mn % 4
+  // the two g's sharing it get mn / 4 differing by 4, so (mn / 4) ^ t covers 8 distinct chunks.
+  __device__ static int register_a_row(int half) {  // tile row within the warpgroup's 64
+    const int t = threadIdx.x % 128, w = t / 32, g = (t % 32) / 4;
+    return 32 * (w / 2) + 8 * (w % 2) + (g % 4) + 16 * (g / 4) + 4 * half;
+  }
   __device__ static void load_a_fragment(uint32_t (&a)[kKSteps * 4], uint32_t stage_addr, int wg) {
     static_assert(kTf32 && !kAKMajor, "register A only for MN-major tf32");
-    const int t = threadIdx.x % 128, l = t % 32;
-    const int r0 = 64 * wg + 16 * (t / 32) + l / 4;
+    const int l = threadIdx.x % 32;
 #pragma unroll
     for (int kk = 0; kk < kKSteps; ++kk) {
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
-        const int r = r0 + 8 * (i & 1);
+        const int r = 64 * wg + register_a_row(i & 1);
         const int kc = kk * kKStep + l % 4 + 4 * (i >> 1);
         const int mn = r % kMNChunk;
         const uint32_t addr = stage_addr + (r / kMNChunk) * kChunkBytes + kc * 128 +
@@ -586,16 +592,21 @@ __device__ __forceinline__ void store_pair(const Epilogue& ep, int r, int c, flo
   }
 }
 
+// The two rows of the 64 a thread's fragment holds (wgmma's own order: 16w + g and 8 below).
+__device__ __forceinline__ int fragment_row(int half) {
+  const int t = threadIdx.x % 128;
+  return (t / 32) * 16 + (t % 32) / 4 + 8 * half;
+}
+
+// row_lo / row_hi: the C rows of the thread's d[4j], d[4j+1] and d[4j+2], d[4j+3].
 template <int kN>
 __device__ __forceinline__ void store_fragment(const Epilogue& ep, const float (&d)[kN / 2],
-                                               int row0, int col0) {
-  const int t = threadIdx.x % 128;
-  const int r = row0 + (t / 32) * 16 + (t % 32) / 4;
-  const int c = col0 + 2 * (t % 4);
+                                               int row_lo, int row_hi, int col0) {
+  const int c = col0 + 2 * (threadIdx.x % 4);
 #pragma unroll
   for (int j = 0; j < kN / 8; ++j) {
-    store_pair(ep, r, c + 8 * j, d[4 * j + 0], d[4 * j + 1]);
-    store_pair(ep, r + 8, c + 8 * j, d[4 * j + 2], d[4 * j + 3]);
+    store_pair(ep, row_lo, c + 8 * j, d[4 * j + 0], d[4 * j + 1]);
+    store_pair(ep, row_hi, c + 8 * j, d[4 * j + 2], d[4 * j + 3]);
   }
 }
 
@@ -604,17 +615,15 @@ __device__ __forceinline__ void store_fragment(const Epilogue& ep, const float (
 // C in each of 4 rows).
 template <int kN>
 __device__ __forceinline__ void store_fragment_transposed(const Epilogue& ep,
-                                                          const float (&d)[kN / 2], int row0,
-                                                          int col0) {
-  const int t = threadIdx.x % 128;
-  const int r = row0 + (t / 32) * 16 + (t % 32) / 4;
-  const int c = col0 + 2 * (t % 4);
+                                                          const float (&d)[kN / 2], int row_lo,
+                                                          int row_hi, int col0) {
+  const int c = col0 + 2 * (threadIdx.x % 4);
 #pragma unroll
   for (int j = 0; j < kN / 8; ++j) {
-    ep.store(c + 8 * j, r, d[4 * j + 0]);
-    ep.store(c + 8 * j + 1, r, d[4 * j + 1]);
-    ep.store(c + 8 * j, r + 8, d[4 * j + 2]);
-    ep.store(c + 8 * j + 1, r + 8, d[4 * j + 3]);
+    ep.store(c + 8 * j, row_lo, d[4 * j + 0]);
+    ep.store(c + 8 * j + 1, row_lo, d[4 * j + 1]);
+    ep.store(c + 8 * j, row_hi, d[4 * j + 2]);
+    ep.store(c + 8 * j + 1, row_hi, d[4 * j + 3]);
   }
 }
 

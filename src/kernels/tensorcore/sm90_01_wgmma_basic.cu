@@ -72,7 +72,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     fence_operand(d);
     __syncthreads();  // the tile is overwritten next iteration
   }
-  store_fragment<kBN>(ep, d, tc.row0 + 64 * wg, tc.col0);
+  const int row = tc.row0 + 64 * wg;
+  store_fragment<kBN>(ep, d, row + fragment_row(0), row + fragment_row(1), tc.col0);
 #endif
 }
 

@@ -88,7 +88,8 @@ __global__ void __launch_bounds__(kThreads, 2)
   }
   wgmma_wait<0>();
   fence_operand(d);
-  store_fragment<kBN>(ep, d, tc.row0 + 64 * wg, tc.col0);
+  const int row = tc.row0 + 64 * wg;
+  store_fragment<kBN>(ep, d, row + fragment_row(0), row + fragment_row(1), tc.col0);
 #endif
 }
 

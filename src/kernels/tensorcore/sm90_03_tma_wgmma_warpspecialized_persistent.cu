@@ -114,22 +114,27 @@ __global__ void __launch_bounds__(kThreads, 1)
         // The A registers of block kb are read by its wgmmas until they retire, i.e. until the
         // wait<1> of block kb + 1: two register sets alternate (the loop is unrolled by two so
         // that they are indexed at compile time), and fence_operand keeps each set live and
-        // unmodified until its wgmmas are known to be done.
+        // unmodified until its wgmmas are known to be done. Block kb + 1's fragment is loaded as
+        // soon as block kb - 1 retires, while block kb's wgmmas run, so the shared-memory loads
+        // are off the issue path.
         uint32_t a0[TileT::kKSteps * 4], a1[TileT::kKSteps * 4];
+        auto load = [&](uint32_t(&a)[TileT::kKSteps * 4]) {
+          mbar_wait(&full[s], phase);
+          TileT::load_a_fragment(a, smem_base + s * TileT::kBytes, cw);
+        };
         auto step = [&](uint32_t(&cur)[TileT::kKSteps * 4], uint32_t(&other)[TileT::kKSteps * 4],
                         int kb) {
-          mbar_wait(&full[s], phase);
-          const uint32_t stage = smem_base + s * TileT::kBytes;
-          TileT::load_a_fragment(cur, stage, cw);
           wgmma_fence();
-          TileT::mma_rs(d, cur, stage, kb > 0);
+          TileT::mma_rs(d, cur, smem_base + s * TileT::kBytes, kb > 0);
           wgmma_commit();
           wgmma_wait<1>();
           fence_operand(other);
           if (kb > 0 && signals) mbar_arrive(&empty[prev]);
           prev = s;
           if (++s == kStages) s = 0, phase ^= 1;
+          if (kb + 1 < num_kb) load(other);  // same slot/phase the next step will use
         };
+        load(a0);
         for (int kb = 0; kb < num_kb; kb += 2) {
           step(a0, a1, kb);
           if (kb + 1 < num_kb) step(a1, a0, kb + 1);
@@ -141,8 +146,15 @@ __global__ void __launch_bounds__(kThreads, 1)
       wgmma_wait<0>();
       fence_operand(d);
       if (signals) mbar_arrive(&empty[prev]);
-      if (swapped) store_fragment_transposed<kBN>(ep, d, tc.row0 + 64 * cw, tc.col0);
-      else store_fragment<kBN>(ep, d, tc.row0 + 64 * cw, tc.col0);
+      int row_lo, row_hi;  // the tile rows this thread's accumulators hold
+      if constexpr (kRegisterA) {
+        row_lo = TileT::register_a_row(0), row_hi = TileT::register_a_row(1);
+      } else {
+        row_lo = fragment_row(0), row_hi = fragment_row(1);
+      }
+      row_lo += tc.row0 + 64 * cw, row_hi += tc.row0 + 64 * cw;
+      if (swapped) store_fragment_transposed<kBN>(ep, d, row_lo, row_hi, tc.col0);
+      else store_fragment<kBN>(ep, d, row_lo, row_hi, tc.col0);
     }
   }
 #endif
