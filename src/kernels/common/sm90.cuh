@@ -443,6 +443,53 @@ __device__ __forceinline__ void wgmma_m64n256k8_tf32_rs(float (&d)[128], uint32_
 #endif
 }
 
+// Narrow variants (N = 8) for edge tiles with at most 8 valid columns: they update d[0..3] of the
+// caller's full accumulator array and leave the rest alone.
+template <bool kHalf, int kTransA, int kTransB, int kRegs>
+__device__ __forceinline__ void wgmma_m64n8k16(float (&d)[kRegs], uint64_t desc_a, uint64_t desc_b,
+                                               int scale_d) {
+#ifdef GEMMLAB_SM90A
+  if constexpr (kHalf) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%0, %1, %2, %3}, %4, %5, p, 1, 1, %7, %8;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB));
+  } else {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%0, %1, %2, %3}, %4, %5, p, 1, 1, %7, %8;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB));
+  }
+#endif
+}
+
+template <int kRegs>
+__device__ __forceinline__ void wgmma_m64n8k8_tf32(float (&d)[kRegs], uint64_t desc_a,
+                                                   uint64_t desc_b, int scale_d) {
+#ifdef GEMMLAB_SM90A
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32 {%0, %1, %2, %3}, %4, %5, p, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+#endif
+}
+
+template <int kRegs>
+__device__ __forceinline__ void wgmma_m64n8k8_tf32_rs(float (&d)[kRegs], uint32_t a0, uint32_t a1,
+                                                      uint32_t a2, uint32_t a3, uint64_t desc_b,
+                                                      int scale_d) {
+#ifdef GEMMLAB_SM90A
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %9, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, %8, p, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(desc_b), "r"(scale_d));
+#endif
+}
+
 // ---------------------------------------------------------------------------------------------
 // The shared-memory tile of one pipeline stage, as TMA writes it and wgmma reads it.
 //
@@ -505,6 +552,8 @@ struct StageTile {
 
   // d (64 x kBN) += A rows [64 wg, 64 wg + 64) x B over the stage's kBK. scale_d = 0 on the first
   // wgmma of a tile overwrites d instead of accumulating (no zero-initialization needed).
+  // kNarrow: only the first 8 columns (an edge tile with <= 8 valid ones): m64n8, d[0..3].
+  template <bool kNarrow = false>
   __device__ static void mma(float (&d)[kBN / 2], uint32_t stage_addr, int wg, bool accumulate) {
     static_assert(!kTf32 || kAKMajor, "MN-major tf32 A goes through registers (mma_rs)");
     const uint32_t a_addr = stage_addr + wg * 8192;
@@ -516,7 +565,10 @@ struct StageTile {
       const uint64_t da = make_smem_desc(a_addr + kk * a_step, kAKMajor ? 16 : kChunkBytes, 1024);
       const uint64_t db = make_smem_desc(b_addr + kk * b_step, kBKMajor ? 16 : kChunkBytes, 1024);
       const int scale_d = (accumulate || kk > 0) ? 1 : 0;
-      if constexpr (kTf32) {
+      if constexpr (kNarrow) {
+        if constexpr (kTf32) wgmma_m64n8k8_tf32(d, da, db, scale_d);
+        else wgmma_m64n8k16<kHalf, !kAKMajor, !kBKMajor>(d, da, db, scale_d);
+      } else if constexpr (kTf32) {
         if constexpr (kBN == 256) wgmma_m64n256k8_tf32(d, da, db, scale_d);
         else wgmma_m64n128k8_tf32(d, da, db, scale_d);
       } else {
@@ -555,6 +607,7 @@ struct StageTile {
     }
   }
 
+  template <bool kNarrow = false>
   __device__ static void mma_rs(float (&d)[kBN / 2], const uint32_t (&a)[kKSteps * 4],
                                 uint32_t stage_addr, bool accumulate) {
     static_assert(kTf32 && !kAKMajor && kBN == 256, "register-A wgmma: tf32, N = 256");
@@ -562,8 +615,13 @@ struct StageTile {
 #pragma unroll
     for (int kk = 0; kk < kKSteps; ++kk) {
       const uint64_t db = make_smem_desc(b_addr + kk * 32, 16, 1024);
-      wgmma_m64n256k8_tf32_rs(d, a[kk * 4 + 0], a[kk * 4 + 1], a[kk * 4 + 2], a[kk * 4 + 3], db,
-                              (accumulate || kk > 0) ? 1 : 0);
+      const int scale_d = (accumulate || kk > 0) ? 1 : 0;
+      if constexpr (kNarrow)
+        wgmma_m64n8k8_tf32_rs(d, a[kk * 4 + 0], a[kk * 4 + 1], a[kk * 4 + 2], a[kk * 4 + 3], db,
+                              scale_d);
+      else
+        wgmma_m64n256k8_tf32_rs(d, a[kk * 4 + 0], a[kk * 4 + 1], a[kk * 4 + 2], a[kk * 4 + 3], db,
+                                scale_d);
     }
   }
 };

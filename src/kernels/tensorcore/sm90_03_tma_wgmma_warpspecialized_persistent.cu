@@ -13,6 +13,7 @@
 // Seed: beyond the seeds.
 // Measured (H100, gemm-bench, same run as cuBLAS): see docs/results.
 #include <algorithm>
+#include <type_traits>
 
 #include "kernels/common/sm90.cuh"
 #include "kernels/common/sm90_host.h"
@@ -35,11 +36,27 @@ constexpr int smem_bytes() {
   return kStages * Tile<T, kAK, kBK>::kBytes + 1024 /* alignment slack */ + 2 * kStages * 8;
 }
 
+// Tile order: the full tiles first, in grouped order, then the partial ones (the last tile column,
+// then the last tile row). Partial tiles of a size like 4097 hold 1 row or 1 column; the edge
+// handling below makes them cheap, and putting them last lets them fill the final, partial wave
+// instead of costing a whole extra round of full tiles.
+__device__ __forceinline__ TileCoord tile_of(int linear, int rows, int cols, int m_tiles,
+                                             int n_tiles) {
+  const int full_m = rows / kBM, full_n = cols / kBN;
+  if (linear < full_m * full_n) return tile_grouped(linear, kBM, kBN, full_m, full_n, kGroupRows);
+  int e = linear - full_m * full_n;
+  if (n_tiles > full_n) {
+    if (e < m_tiles) return {e * kBM, full_n * kBN};
+    e -= m_tiles;
+  }
+  return {full_m * kBM, e * kBN};
+}
+
 template <typename T, bool kAK, bool kBK>
 __global__ void __launch_bounds__(kThreads, 1)
     ws_persistent_kernel(const __grid_constant__ CUtensorMap map_a,
-                         const __grid_constant__ CUtensorMap map_b, Epilogue ep, int k,
-                         int m_tiles, int n_tiles, bool swapped) {
+                         const __grid_constant__ CUtensorMap map_b, Epilogue ep, int k, int rows,
+                         int cols, int m_tiles, int n_tiles, bool swapped) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using TileT = Tile<T, kAK, kBK>;
   // tf32 with an MN-major A: A goes shared memory -> registers -> wgmma (see StageTile).
@@ -72,7 +89,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       int s = 0;
       uint32_t phase = 0;
       for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        const TileCoord tc = tile_grouped(tile, kBM, kBN, m_tiles, n_tiles, kGroupRows);
+        const TileCoord tc = tile_of(tile, rows, cols, m_tiles, n_tiles);
         for (int kb = 0; kb < num_kb; ++kb) {
           // Wait until both consumers released this slot. On the first pass the wait is for
           // the phase before the barrier's first one, which counts as complete.
@@ -95,54 +112,72 @@ __global__ void __launch_bounds__(kThreads, 1)
     int s = 0;
     uint32_t phase = 0;
     for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-      const TileCoord tc = tile_grouped(tile, kBM, kBN, m_tiles, n_tiles, kGroupRows);
+      const TileCoord tc = tile_of(tile, rows, cols, m_tiles, n_tiles);
+      // Edge tiles: a warpgroup whose 64 rows are all past the end only keeps the ring moving;
+      // a tile with <= 8 valid columns uses m64n8 (d[0..3]; the other accumulators are stale but
+      // their columns are past the end, so the epilogue's bounds checks drop them).
+      const bool active = tc.row0 + 64 * cw < rows;
+      const bool narrow = cols - tc.col0 <= 8;
       int prev = 0;
-      if constexpr (!kRegisterA) {
+      auto mainloop = [&](auto narrow_tag) {
+        constexpr bool kNarrow = decltype(narrow_tag)::value;
+        if constexpr (!kRegisterA) {
+          for (int kb = 0; kb < num_kb; ++kb) {
+            mbar_wait(&full[s], phase);
+            wgmma_fence();
+            TileT::template mma<kNarrow>(d, smem_base + s * TileT::kBytes, cw, kb > 0);
+            wgmma_commit();
+            // Keep this k-block's wgmmas in flight; the previous block's have retired, so its
+            // stage can go back to the producer.
+            wgmma_wait<1>();
+            if (kb > 0 && signals) mbar_arrive(&empty[prev]);
+            prev = s;
+            if (++s == kStages) s = 0, phase ^= 1;
+          }
+        } else {
+          // The A registers of block kb are read by its wgmmas until they retire, i.e. until
+          // the wait<1> of block kb + 1: two register sets alternate (the loop is unrolled by
+          // two so that they are indexed at compile time), and fence_operand keeps each set live
+          // and unmodified until its wgmmas are known to be done. Block kb + 1's fragment is
+          // loaded as soon as block kb - 1 retires, while block kb's wgmmas run, so the
+          // shared-memory loads are off the issue path.
+          uint32_t a0[TileT::kKSteps * 4], a1[TileT::kKSteps * 4];
+          auto load = [&](uint32_t(&a)[TileT::kKSteps * 4]) {
+            mbar_wait(&full[s], phase);
+            TileT::load_a_fragment(a, smem_base + s * TileT::kBytes, cw);
+          };
+          auto step = [&](uint32_t(&cur)[TileT::kKSteps * 4],
+                          uint32_t(&other)[TileT::kKSteps * 4], int kb) {
+            wgmma_fence();
+            TileT::template mma_rs<kNarrow>(d, cur, smem_base + s * TileT::kBytes, kb > 0);
+            wgmma_commit();
+            wgmma_wait<1>();
+            fence_operand(other);
+            if (kb > 0 && signals) mbar_arrive(&empty[prev]);
+            prev = s;
+            if (++s == kStages) s = 0, phase ^= 1;
+            if (kb + 1 < num_kb) load(other);  // same slot/phase the next step will use
+          };
+          load(a0);
+          for (int kb = 0; kb < num_kb; kb += 2) {
+            step(a0, a1, kb);
+            if (kb + 1 < num_kb) step(a1, a0, kb + 1);
+          }
+          wgmma_wait<0>();
+          fence_operand(a0);
+          fence_operand(a1);
+        }
+      };
+      if (!active) {
         for (int kb = 0; kb < num_kb; ++kb) {
           mbar_wait(&full[s], phase);
-          wgmma_fence();
-          TileT::mma(d, smem_base + s * TileT::kBytes, cw, kb > 0);
-          wgmma_commit();
-          // Keep this k-block's wgmmas in flight; the previous block's have retired, so its
-          // stage can go back to the producer.
-          wgmma_wait<1>();
-          if (kb > 0 && signals) mbar_arrive(&empty[prev]);
-          prev = s;
+          if (signals) mbar_arrive(&empty[s]);
           if (++s == kStages) s = 0, phase ^= 1;
         }
-      } else {
-        // The A registers of block kb are read by its wgmmas until they retire, i.e. until the
-        // wait<1> of block kb + 1: two register sets alternate (the loop is unrolled by two so
-        // that they are indexed at compile time), and fence_operand keeps each set live and
-        // unmodified until its wgmmas are known to be done. Block kb + 1's fragment is loaded as
-        // soon as block kb - 1 retires, while block kb's wgmmas run, so the shared-memory loads
-        // are off the issue path.
-        uint32_t a0[TileT::kKSteps * 4], a1[TileT::kKSteps * 4];
-        auto load = [&](uint32_t(&a)[TileT::kKSteps * 4]) {
-          mbar_wait(&full[s], phase);
-          TileT::load_a_fragment(a, smem_base + s * TileT::kBytes, cw);
-        };
-        auto step = [&](uint32_t(&cur)[TileT::kKSteps * 4], uint32_t(&other)[TileT::kKSteps * 4],
-                        int kb) {
-          wgmma_fence();
-          TileT::mma_rs(d, cur, smem_base + s * TileT::kBytes, kb > 0);
-          wgmma_commit();
-          wgmma_wait<1>();
-          fence_operand(other);
-          if (kb > 0 && signals) mbar_arrive(&empty[prev]);
-          prev = s;
-          if (++s == kStages) s = 0, phase ^= 1;
-          if (kb + 1 < num_kb) load(other);  // same slot/phase the next step will use
-        };
-        load(a0);
-        for (int kb = 0; kb < num_kb; kb += 2) {
-          step(a0, a1, kb);
-          if (kb + 1 < num_kb) step(a1, a0, kb + 1);
-        }
-        wgmma_wait<0>();
-        fence_operand(a0);
-        fence_operand(a1);
+        continue;
       }
+      if (narrow) mainloop(std::true_type{});
+      else mainloop(std::false_type{});
       wgmma_wait<0>();
       fence_operand(d);
       if (signals) mbar_arrive(&empty[prev]);
@@ -196,7 +231,7 @@ cudaError_t launch_typed(const GemmProblem& p, const PreparedOperands& ops) {
   const int m_tiles = ceil_div(rows, kBM), n_tiles = ceil_div(cols, kBN);
   const int grid = std::min(m_tiles * n_tiles, sm90::num_sms());
   kern<<<grid, kThreads, smem, p.stream>>>(map_a, map_b, make_epilogue(p), static_cast<int>(p.k),
-                                           m_tiles, n_tiles, ops.swapped);
+                                           rows, cols, m_tiles, n_tiles, ops.swapped);
   return cudaGetLastError();
 }
 
