@@ -27,6 +27,9 @@ extern const KernelDesc kMmaSyncPipelined;
 // ---- mma.sync: end ----
 
 // ---- tensor cores: Hopper wgmma (sm_90a) ----
+extern const KernelDesc kWgmmaBasic;
+extern const KernelDesc kWgmmaTmaPipelined;
+extern const KernelDesc kWgmmaWarpSpecializedPersistent;
 // ---- wgmma: end ----
 
 const std::vector<KernelDesc>& all_kernels() {
@@ -49,6 +52,9 @@ const std::vector<KernelDesc>& all_kernels() {
       kMmaSyncPipelined,
       // mma.sync: end
       // wgmma
+      kWgmmaBasic,
+      kWgmmaTmaPipelined,
+      kWgmmaWarpSpecializedPersistent,
       // wgmma: end
   };
   return kernels;

@@ -1,0 +1,276 @@
+// Host side of the sm_90a kernels (see sm90_host.h), and the packing kernels it launches.
+#include "kernels/common/sm90_host.h"
+
+#include <climits>
+#include <mutex>
+
+namespace gemmlab {
+namespace sm90 {
+namespace {
+
+// ---- tensor-map encoding through the driver entry point ----
+using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,
+                                   const cuuint64_t*, const cuuint64_t*, const cuuint32_t*,
+                                   const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
+                                   CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+EncodeTiledFn encode_fn() {
+  static const EncodeTiledFn fn = [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault,
+                                         &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+      return static_cast<EncodeTiledFn>(nullptr);
+    return reinterpret_cast<EncodeTiledFn>(p);
+  }();
+  return fn;
+}
+
+// ---- stream-ordered workspace: a private memory pool that keeps its memory between calls, so a
+// packing pass costs no allocation once the pool has grown ----
+cudaError_t workspace_alloc(void** ptr, size_t bytes, cudaStream_t stream) {
+  static std::mutex mu;
+  static cudaMemPool_t pools[128] = {};
+  int dev = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e != cudaSuccess) return e;
+  if (dev < 0 || dev >= 128) return cudaErrorInvalidDevice;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!pools[dev]) {
+      cudaMemPoolProps props = {};
+      props.allocType = cudaMemAllocationTypePinned;
+      props.location.type = cudaMemLocationTypeDevice;
+      props.location.id = dev;
+      if ((e = cudaMemPoolCreate(&pools[dev], &props)) != cudaSuccess) return e;
+      uint64_t keep = UINT64_MAX;
+      cudaMemPoolSetAttribute(pools[dev], cudaMemPoolAttrReleaseThreshold, &keep);
+    }
+  }
+  return cudaMallocFromPoolAsync(ptr, bytes, pools[dev], stream);
+}
+
+int64_t elem_bytes(Precision p) { return (p == Precision::BF16 || p == Precision::FP16) ? 2 : 4; }
+
+// ---- packing kernels (any element of 2 or 4 bytes; bits are copied, not converted) ----
+
+// dst rows (rows x cols, pitch ld_dst) <- src rows (pitch ld_src, any alignment). A block copies
+// 1024 consecutive elements of one row, each thread 4 of them 256 apart: every load and store of
+// a warp is one contiguous, coalesced run.
+template <typename T>
+__global__ void pack_copy_kernel(const T* __restrict__ src, int64_t ld_src, T* __restrict__ dst,
+                                 int64_t ld_dst, int cols, int blocks_per_row) {
+  const int r = blockIdx.x / blocks_per_row;
+  const int c0 = (blockIdx.x % blocks_per_row) * 1024 + threadIdx.x;
+  const T* s = src + r * ld_src;
+  T* d = dst + r * ld_dst;
+  T v[4];
+#pragma unroll
+  for (int j = 0; j < 4; ++j)
+    if (c0 + 256 * j < cols) v[j] = s[c0 + 256 * j];
+#pragma unroll
+  for (int j = 0; j < 4; ++j)
+    if (c0 + 256 * j < cols) d[c0 + 256 * j] = v[j];
+}
+
+// dst (cols x rows, pitch ld_dst) <- transpose of src (rows x cols, pitch ld_src), through a
+// 32 x 32 shared tile (padded by one element against bank conflicts) so reads and writes are
+// both coalesced.
+template <typename T>
+__global__ void pack_transpose_kernel(const T* __restrict__ src, int64_t ld_src,
+                                      T* __restrict__ dst, int64_t ld_dst, int rows, int cols,
+                                      int col_tiles) {
+  __shared__ T tile[32][33];
+  const int r0 = (blockIdx.x / col_tiles) * 32, c0 = (blockIdx.x % col_tiles) * 32;
+  for (int i = threadIdx.y; i < 32; i += blockDim.y) {
+    const int r = r0 + i, c = c0 + threadIdx.x;
+    if (r < rows && c < cols) tile[i][threadIdx.x] = src[r * ld_src + c];
+  }
+  __syncthreads();
+  for (int i = threadIdx.y; i < 32; i += blockDim.y) {
+    const int c = c0 + i, r = r0 + threadIdx.x;  // dst row c, column r
+    if (r < rows && c < cols) dst[c * ld_dst + r] = tile[threadIdx.x][i];
+  }
+}
+
+template <typename T>
+cudaError_t launch_pack(const void* src, int64_t ld_src, void* dst, int64_t ld_dst, int rows,
+                        int cols, bool transpose, cudaStream_t s) {
+  if (transpose) {
+    const int col_tiles = (cols + 31) / 32;
+    const int64_t blocks = static_cast<int64_t>((rows + 31) / 32) * col_tiles;
+    if (blocks > INT_MAX) return cudaErrorInvalidValue;
+    pack_transpose_kernel<T><<<static_cast<unsigned>(blocks), dim3(32, 8), 0, s>>>(
+        static_cast<const T*>(src), ld_src, static_cast<T*>(dst), ld_dst, rows, cols, col_tiles);
+  } else {
+    const int per_row = (cols + 1023) / 1024;
+    const int64_t blocks = static_cast<int64_t>(rows) * per_row;
+    if (blocks > INT_MAX) return cudaErrorInvalidValue;
+    pack_copy_kernel<T><<<static_cast<unsigned>(blocks), 256, 0, s>>>(
+        static_cast<const T*>(src), ld_src, static_cast<T*>(dst), ld_dst, cols, per_row);
+  }
+  return cudaGetLastError();
+}
+
+struct Plan {
+  TmaOperand in_place;   // the operand as stored
+  bool pack = false;
+  bool transpose = false;
+  int64_t stored_rows = 0, stored_cols = 0;
+  TmaOperand packed;     // ptr filled in once the workspace exists
+  int64_t bytes = 0;
+};
+
+// force_k_major: the operand must end up K-major (tf32 B, or any tf32 operand without the
+// register-A path), transposing it while packing if it is stored MN-major.
+Plan plan_operand(const void* ptr, int64_t ld, bool k_major, int64_t mn, int64_t k, Precision prec,
+                  bool force_k_major) {
+  Plan pl;
+  const int64_t eb = elem_bytes(prec);
+  pl.in_place = {ptr, ld, mn, k, k_major};
+  pl.stored_rows = k_major ? mn : k;
+  pl.stored_cols = k_major ? k : mn;
+  const bool aligned = reinterpret_cast<uintptr_t>(ptr) % 16 == 0 && (ld * eb) % 16 == 0;
+  if (aligned && (k_major || !force_k_major)) return pl;
+  pl.pack = true;
+  pl.transpose = !k_major && force_k_major;
+  const bool out_k_major = k_major || pl.transpose;
+  const int64_t out_rows = out_k_major ? mn : k, out_cols = out_k_major ? k : mn;
+  // Rows padded to 128 bytes, so every 128-byte TMA box row is one aligned cache line.
+  const int64_t per_line = 128 / eb;
+  const int64_t out_ld = (out_cols + per_line - 1) / per_line * per_line;
+  pl.packed = {nullptr, out_ld, mn, k, out_k_major};
+  pl.bytes = (out_rows * out_ld * eb + 255) / 256 * 256;
+  return pl;
+}
+
+cudaError_t run_pack(const Plan& pl, Precision prec, cudaStream_t s) {
+  if (elem_bytes(prec) == 2)
+    return launch_pack<uint16_t>(pl.in_place.ptr, pl.in_place.ld, const_cast<void*>(pl.packed.ptr),
+                                 pl.packed.ld, static_cast<int>(pl.stored_rows),
+                                 static_cast<int>(pl.stored_cols), pl.transpose, s);
+  return launch_pack<uint32_t>(pl.in_place.ptr, pl.in_place.ld, const_cast<void*>(pl.packed.ptr),
+                               pl.packed.ld, static_cast<int>(pl.stored_rows),
+                               static_cast<int>(pl.stored_cols), pl.transpose, s);
+}
+
+// How A and B are laid out for the kernel. tf32 wgmma reads only K-major operands from shared
+// memory, but its A may come from registers (tf32_register_a): then an MN-major A is fine, and a
+// problem whose B is MN-major and A K-major (NN) is computed swapped, C^T = op(B)^T op(A)^T, so
+// that B takes A's place. Only TN (both MN-major) still transposes B.
+struct Layout {
+  bool swap = false;
+  bool force_a = false, force_b = false;  // must end up K-major
+};
+
+Layout layout_of(const GemmProblem& p, bool tf32_register_a) {
+  Layout l;
+  if (p.precision != Precision::TF32) return l;
+  const bool a_k = p.op_a == Op::N, b_k = p.op_b == Op::T;
+  if (!tf32_register_a) {
+    l.force_a = l.force_b = true;
+  } else if (!b_k) {
+    if (a_k) l.swap = true;
+    else l.force_b = true;
+  }
+  return l;
+}
+
+Plan plan_a(const GemmProblem& p, const Layout& l) {
+  return plan_operand(p.A, p.lda, p.op_a == Op::N, p.m, p.k, p.precision, l.force_a);
+}
+Plan plan_b(const GemmProblem& p, const Layout& l) {
+  return plan_operand(p.B, p.ldb, p.op_b == Op::T, p.n, p.k, p.precision, l.force_b);
+}
+
+}  // namespace
+
+bool needs_packing(const GemmProblem& p, bool tf32_register_a) {
+  const Layout l = layout_of(p, tf32_register_a);
+  return plan_a(p, l).pack || plan_b(p, l).pack;
+}
+
+KernelLayout kernel_layout(const GemmProblem& p, bool tf32_register_a) {
+  const Layout l = layout_of(p, tf32_register_a);
+  const bool a_k = p.op_a == Op::N || l.force_a, b_k = p.op_b == Op::T || l.force_b;
+  return l.swap ? KernelLayout{b_k, a_k, true} : KernelLayout{a_k, b_k, false};
+}
+
+cudaError_t prepare_operands(const GemmProblem& p, bool tf32_register_a, PreparedOperands* out) {
+  const Layout l = layout_of(p, tf32_register_a);
+  Plan a = plan_a(p, l), b = plan_b(p, l);
+  out->a = a.in_place;
+  out->b = b.in_place;
+  out->swapped = false;
+  out->workspace = nullptr;
+  cudaError_t e = cudaSuccess;
+  if (a.pack || b.pack) {
+    void* ws = nullptr;
+    e = workspace_alloc(&ws, static_cast<size_t>(a.bytes + b.bytes), p.stream);
+    if (e != cudaSuccess) return e;
+    out->workspace = ws;
+    char* next = static_cast<char*>(ws);
+    for (Plan* pl : {&a, &b}) {
+      if (!pl->pack) continue;
+      pl->packed.ptr = next;
+      next += pl->bytes;
+      if ((e = run_pack(*pl, p.precision, p.stream)) != cudaSuccess) return e;
+    }
+    if (a.pack) out->a = a.packed;
+    if (b.pack) out->b = b.packed;
+  }
+  if (l.swap) {
+    const TmaOperand t = out->a;
+    out->a = out->b;
+    out->b = t;
+    out->swapped = true;
+  }
+  return e;
+}
+
+cudaError_t release_operands(const GemmProblem& p, PreparedOperands* ops) {
+  if (!ops->workspace) return cudaSuccess;
+  const cudaError_t e = cudaFreeAsync(ops->workspace, p.stream);
+  ops->workspace = nullptr;
+  return e;
+}
+
+cudaError_t make_tensor_map(CUtensorMap* map, const TmaOperand& x, Precision prec, int box_rows) {
+  const EncodeTiledFn encode = encode_fn();
+  if (!encode) return cudaErrorNotSupported;
+  const int64_t eb = elem_bytes(prec);
+  const CUtensorMapDataType type = prec == Precision::BF16   ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                   : prec == Precision::FP16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                                             : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  const cuuint32_t k_box = static_cast<cuuint32_t>(128 / eb);  // one 128-byte swizzle row of K
+  cuuint64_t dims[2], strides[1] = {static_cast<cuuint64_t>(x.ld * eb)};
+  cuuint32_t box[2], elem_strides[2] = {1, 1};
+  if (x.k_major) {
+    dims[0] = x.k, dims[1] = x.mn;
+    box[0] = k_box, box[1] = static_cast<cuuint32_t>(box_rows);
+  } else {
+    dims[0] = x.mn, dims[1] = x.k;
+    box[0] = k_box, box[1] = k_box;  // 128 bytes of M/N by one stage of K
+  }
+  const CUresult r = encode(map, type, 2, const_cast<void*>(x.ptr), dims, strides, box,
+                            elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                            CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+}
+
+int num_sms() {
+  static int cached[128] = {};
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= 128) return 1;
+  if (!cached[dev]) {
+    int n = 0;
+    cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev);
+    cached[dev] = n > 0 ? n : 1;
+  }
+  return cached[dev];
+}
+
+}  // namespace sm90
+}  // namespace gemmlab

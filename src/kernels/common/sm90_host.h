@@ -1,0 +1,93 @@
+// Host side of the sm_90a kernels, shared once: the TMA tensor maps (cuTensorMapEncodeTiled reached
+// through the runtime's driver entry point, so gemmlab does not link libcuda), the operand packing
+// pass that makes any A and B TMA-readable, its stream-ordered workspace, and the dispatch from a
+// problem's precision and operand majorness to a kernel template instance.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include <cuda.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include "registry/registry.h"
+
+namespace gemmlab {
+namespace sm90 {
+
+// One operand as a kernel reads it: stored row-major with leading dimension ld (elements); the
+// contiguous dimension is K (k_major) or M/N. mn and k are the logical extents.
+struct TmaOperand {
+  const void* ptr = nullptr;
+  int64_t ld = 0;
+  int64_t mn = 0, k = 0;
+  bool k_major = true;
+};
+
+// The operands a kernel multiplies. Normally a = op(A) (m x k) and b = op(B)^T (n x k). When
+// `swapped`, the kernel computes C^T = op(B)^T op(A)^T instead: a = op(B)^T, b = op(A), its tile
+// grid runs over n x m, and its epilogue writes each result transposed.
+struct PreparedOperands {
+  TmaOperand a, b;
+  bool swapped = false;
+  void* workspace = nullptr;  // packed copies, if any; release_operands frees it (stream-ordered)
+};
+
+// The majorness of the kernel's a and b (after packing and any swap).
+struct KernelLayout {
+  bool a_k_major, b_k_major, swapped;
+};
+
+// Makes A and B of `p` readable by TMA: an operand whose base is 16-byte aligned and whose row
+// pitch is a multiple of 16 bytes is used in place; any other operand is packed on p.stream into
+// a workspace with rows padded to 128 bytes (4097 -> 4160 bf16). 16-bit operands keep their
+// majorness (wgmma transposes them for free). tf32: wgmma reads B only K-major; with
+// tf32_register_a (the kernel loads an MN-major A into registers) an NN problem is swapped rather
+// than transposed and only TN transposes B; without it every MN-major tf32 operand is transposed
+// while packing.
+cudaError_t prepare_operands(const GemmProblem& p, bool tf32_register_a, PreparedOperands* out);
+KernelLayout kernel_layout(const GemmProblem& p, bool tf32_register_a);
+// Frees the workspace after the kernel (stream-ordered, so call it right after the launch).
+cudaError_t release_operands(const GemmProblem& p, PreparedOperands* ops);
+
+// A tensor map of `x` with 128-byte swizzle whose box is one stage's slice: K-major, 128 bytes of
+// K by `box_rows` rows of M/N; MN-major, 64 elements of M/N by 128 bytes' worth of K rows.
+cudaError_t make_tensor_map(CUtensorMap* map, const TmaOperand& x, Precision prec, int box_rows);
+
+// Multiprocessor count of the current device (cached).
+int num_sms();
+
+// True when A or B would have to be packed (for reports).
+bool needs_packing(const GemmProblem& p, bool tf32_register_a);
+
+template <typename T>
+struct TypeTag {
+  using type = T;
+};
+
+// Calls f(TypeTag<T>{}, bool_constant<a_k_major>{}, bool_constant<b_k_major>{}) for the element
+// type of the precision. tf32 B is always K-major; tf32 A may be MN-major only in kernels that
+// load it into registers (kTf32RegisterA), so only those instantiate that case.
+template <bool kTf32RegisterA = false, typename F>
+cudaError_t dispatch(Precision prec, bool a_k_major, bool b_k_major, F&& f) {
+  using std::bool_constant;
+  if (prec == Precision::TF32) {
+    if constexpr (kTf32RegisterA)
+      if (!a_k_major) return f(TypeTag<float>{}, bool_constant<false>{}, bool_constant<true>{});
+    return f(TypeTag<float>{}, bool_constant<true>{}, bool_constant<true>{});
+  }
+  auto by_major = [&](auto tag) -> cudaError_t {
+    if (a_k_major && b_k_major) return f(tag, bool_constant<true>{}, bool_constant<true>{});
+    if (a_k_major) return f(tag, bool_constant<true>{}, bool_constant<false>{});
+    if (b_k_major) return f(tag, bool_constant<false>{}, bool_constant<true>{});
+    return f(tag, bool_constant<false>{}, bool_constant<false>{});
+  };
+  if (prec == Precision::BF16) return by_major(TypeTag<__nv_bfloat16>{});
+  if (prec == Precision::FP16) return by_major(TypeTag<__half>{});
+  return cudaErrorInvalidValue;
+}
+
+}  // namespace sm90
+}  // namespace gemmlab
