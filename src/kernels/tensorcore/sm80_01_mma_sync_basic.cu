@@ -132,7 +132,7 @@ cudaError_t launch(const GemmProblem& p) {
 }  // namespace
 
 extern const KernelDesc kMmaSyncBasic = {
-    "tensorcore/sm80_01_mma_sync_basic", 1, "mma.sync", "beyond the seeds",
+    "mma_sync/01_basic", 1, "mma.sync", "beyond the seeds",
     "mma.sync from padded smem via ldmatrix, synchronous element loads, 64x64 block, 32x32 warps",
     kTF32 | kBF16 | kFP16, 80, 10, nullptr, launch, config};
 

@@ -292,7 +292,7 @@ const char* unsupported(const GemmProblem& p) {
 }  // namespace
 
 extern const KernelDesc kMmaSyncPipelined = {
-    "tensorcore/sm80_02_mma_sync_cp_async_pipelined", 2, "mma.sync", "beyond the seeds",
+    "mma_sync/02_cp_async_pipelined", 2, "mma.sync", "beyond the seeds",
     "mma.sync, 4-stage cp.async pipeline, XOR-swizzled smem + ldmatrix(.trans), 64x64 warp tiles",
     kTF32 | kBF16 | kFP16, 80, 50, unsupported, launch_cfg<Cfg16, Cfg32>, config_cfg<Cfg16, Cfg32>};
 
