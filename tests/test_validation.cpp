@@ -2,6 +2,8 @@
 // (these checks come before any CUDA call). The device-pointer checks need a GPU.
 #include <cmath>
 #include <cstdlib>
+
+#include <unistd.h>
 #include <string>
 #include <vector>
 
@@ -113,8 +115,10 @@ TEST(Validation, BadEnums) {
 TEST(Validation, NoDeviceIsReportedNotCrashed) {
   if (gpu_unavailable_reason().empty()) {
     // A GPU is present: check the GPU-less path in a child process that sees no device.
-    const std::string cmd = "CUDA_VISIBLE_DEVICES= /proc/self/exe "
-                            "--gtest_filter=Validation.NoDeviceIsReportedNotCrashed >/dev/null 2>&1";
+    char self[4096] = {};
+    ASSERT_GT(readlink("/proc/self/exe", self, sizeof self - 1), 0);
+    const std::string cmd = std::string("CUDA_VISIBLE_DEVICES= '") + self +
+                            "' --gtest_filter=Validation.NoDeviceIsReportedNotCrashed >/dev/null 2>&1";
     EXPECT_EQ(std::system(cmd.c_str()), 0) << "the no-device check failed in a child process";
     return;
   }

@@ -98,12 +98,14 @@ __device__ __forceinline__ void copy_tile_vec4(float* s, const Operand<float>& x
     const int c = x.trans ? i / (ROWS / 4) : (i % (COLS / 4)) * 4;
     const float* src = x.trans ? x.ptr + (c0 + c) * x.ld + (r0 + r) : x.ptr + (r0 + r) * x.ld + (c0 + c);
     const float4 v = *reinterpret_cast<const float4*>(src);
-    const float e[4] = {v.x, v.y, v.z, v.w};
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const int rr = x.trans ? r + j : r, cc = x.trans ? c : c + j;
-      s[kTransposeInSmem ? cc * SLD + rr : rr * SLD + cc] = e[j];
-    }
+    // Element j of v sits at (r + j, c) when X is stored transposed, else at (r, c + j).
+    const int step = (x.trans ? 1 : 0) * (kTransposeInSmem ? 1 : SLD) +
+                     (x.trans ? 0 : 1) * (kTransposeInSmem ? SLD : 1);
+    float* dst = s + (kTransposeInSmem ? c * SLD + r : r * SLD + c);
+    dst[0] = v.x;
+    dst[step] = v.y;
+    dst[2 * step] = v.z;
+    dst[3 * step] = v.w;
   }
 }
 
