@@ -3,9 +3,7 @@
 // aligned rows copy such an operand into a workspace with ld rounded up to 16 bytes, inside their
 // launch function and on the problem's stream, so the copy is part of the kernel's time.
 //
-// The workspace comes from a gemmlab-owned stream-ordered memory pool (one per device) that keeps
-// up to kRetainBytes of freed memory mapped, so repeated calls do not pay for mapping memory at
-// every synchronization; the caller's default pool is left alone.
+// The workspace comes from gemmlab's stream-ordered pool (workspace.h).
 #pragma once
 
 #include <cstdint>

@@ -104,6 +104,25 @@ struct Epilogue {
       *dst = apply(acc, dst);
     }
   }
+  // Two consecutive elements of one row (an mma / wgmma accumulator pair); one 8-byte store
+  // when in bounds and aligned, else element by element.
+  __device__ __forceinline__ void store2(int r, int c, float x, float y) const {
+    if (r >= m) return;
+    float* dst = C + r * ldc + c;
+    if (c + 1 < n && (reinterpret_cast<uintptr_t>(dst) & 7) == 0) {
+      float2 v;
+      if (beta == 0.f) {
+        v = make_float2(alpha * x, alpha * y);
+      } else {
+        const float2 old = *reinterpret_cast<const float2*>(dst);
+        v = make_float2(fmaf(beta, old.x, alpha * x), fmaf(beta, old.y, alpha * y));
+      }
+      *reinterpret_cast<float2*>(dst) = v;
+    } else {
+      store(r, c, x);
+      store(r, c + 1, y);
+    }
+  }
   // Four consecutive elements of one row; one 16-byte store when the row segment is in bounds and
   // aligned, else element by element.
   __device__ __forceinline__ void store4(int r, int c, float4 acc) const {

@@ -216,25 +216,8 @@ __device__ __forceinline__ void warp_mma(float (&acc)[kMT][kNT][4], const uint32
 
 // ---------------------------------------------------------------------------------------------
 // Epilogue: each lane holds C[g][2t, 2t+1] and C[g+8][2t, 2t+1] of every m16n8 tile; stored as
-// float2 (one 32-byte sector per row per warp instruction) through the shared Epilogue's rules.
+// float2 (one 32-byte sector per row per warp instruction) by Epilogue::store2.
 // ---------------------------------------------------------------------------------------------
-__device__ __forceinline__ void epilogue_store2(const Epilogue& ep, int r, int c, float x, float y) {
-  if (r >= ep.m) return;
-  float* dst = ep.C + r * ep.ldc + c;
-  if (c + 1 < ep.n && (reinterpret_cast<uintptr_t>(dst) & 7) == 0) {
-    float2 v;
-    if (ep.beta == 0.f) {
-      v = make_float2(ep.alpha * x, ep.alpha * y);
-    } else {
-      const float2 old = *reinterpret_cast<const float2*>(dst);
-      v = make_float2(fmaf(ep.beta, old.x, ep.alpha * x), fmaf(ep.beta, old.y, ep.alpha * y));
-    }
-    *reinterpret_cast<float2*>(dst) = v;
-  } else {
-    ep.store(r, c, x);
-    ep.store(r, c + 1, y);
-  }
-}
 
 template <int kMT, int kNT>
 __device__ __forceinline__ void store_warp_acc(const Epilogue& ep, const float (&acc)[kMT][kNT][4],
@@ -245,8 +228,8 @@ __device__ __forceinline__ void store_warp_acc(const Epilogue& ep, const float (
 #pragma unroll
     for (int j = 0; j < kNT; ++j) {
       const int r = row0 + i * 16 + g, c = col0 + j * 8 + 2 * t;
-      epilogue_store2(ep, r, c, acc[i][j][0], acc[i][j][1]);
-      epilogue_store2(ep, r + 8, c, acc[i][j][2], acc[i][j][3]);
+      ep.store2(r, c, acc[i][j][0], acc[i][j][1]);
+      ep.store2(r + 8, c, acc[i][j][2], acc[i][j][3]);
     }
 }
 

@@ -630,25 +630,8 @@ struct StageTile {
 // Epilogue of a wgmma accumulator fragment (64 x kN fp32 per warpgroup). Thread t (warp w = t/32
 // of the warpgroup, lane l) holds, for each 8-column group j, the pair of columns
 // col0 + 8j + 2(l%4) + {0,1} of row row0 + 16w + l/4 in d[4j], d[4j+1], and of the row 8 below
-// in d[4j+2], d[4j+3]. Pairs are stored as one 8-byte access where aligned and in bounds.
+// in d[4j+2], d[4j+3]. Pairs go through Epilogue::store2 (8-byte stores where aligned and in bounds).
 // ---------------------------------------------------------------------------------------------
-__device__ __forceinline__ void store_pair(const Epilogue& ep, int r, int c, float x, float y) {
-  if (r >= ep.m) return;
-  float* dst = ep.C + r * ep.ldc + c;
-  if (c + 1 < ep.n && (reinterpret_cast<uintptr_t>(dst) & 7) == 0) {
-    float2 v;
-    if (ep.beta == 0.f) {
-      v = make_float2(ep.alpha * x, ep.alpha * y);
-    } else {
-      const float2 old = *reinterpret_cast<const float2*>(dst);
-      v = make_float2(fmaf(ep.beta, old.x, ep.alpha * x), fmaf(ep.beta, old.y, ep.alpha * y));
-    }
-    *reinterpret_cast<float2*>(dst) = v;
-  } else {
-    ep.store(r, c, x);
-    ep.store(r, c + 1, y);
-  }
-}
 
 // The two rows of the 64 a thread's fragment holds (wgmma's own order: 16w + g and 8 below).
 __device__ __forceinline__ int fragment_row(int half) {
@@ -663,8 +646,8 @@ __device__ __forceinline__ void store_fragment(const Epilogue& ep, const float (
   const int c = col0 + 2 * (threadIdx.x % 4);
 #pragma unroll
   for (int j = 0; j < kN / 8; ++j) {
-    store_pair(ep, row_lo, c + 8 * j, d[4 * j + 0], d[4 * j + 1]);
-    store_pair(ep, row_hi, c + 8 * j, d[4 * j + 2], d[4 * j + 3]);
+    ep.store2(row_lo, c + 8 * j, d[4 * j + 0], d[4 * j + 1]);
+    ep.store2(row_hi, c + 8 * j, d[4 * j + 2], d[4 * j + 3]);
   }
 }
 

@@ -1,6 +1,8 @@
 // Host side of the sm_90a kernels (see sm90_host.h), and the packing kernels it launches.
 #include "kernels/common/sm90_host.h"
 
+#include "kernels/common/workspace.h"
+
 #include <climits>
 #include <mutex>
 
@@ -25,30 +27,6 @@ EncodeTiledFn encode_fn() {
     return reinterpret_cast<EncodeTiledFn>(p);
   }();
   return fn;
-}
-
-// ---- stream-ordered workspace: a private memory pool that keeps its memory between calls, so a
-// packing pass costs no allocation once the pool has grown ----
-cudaError_t workspace_alloc(void** ptr, size_t bytes, cudaStream_t stream) {
-  static std::mutex mu;
-  static cudaMemPool_t pools[128] = {};
-  int dev = 0;
-  cudaError_t e = cudaGetDevice(&dev);
-  if (e != cudaSuccess) return e;
-  if (dev < 0 || dev >= 128) return cudaErrorInvalidDevice;
-  {
-    std::lock_guard<std::mutex> lock(mu);
-    if (!pools[dev]) {
-      cudaMemPoolProps props = {};
-      props.allocType = cudaMemAllocationTypePinned;
-      props.location.type = cudaMemLocationTypeDevice;
-      props.location.id = dev;
-      if ((e = cudaMemPoolCreate(&pools[dev], &props)) != cudaSuccess) return e;
-      uint64_t keep = UINT64_MAX;
-      cudaMemPoolSetAttribute(pools[dev], cudaMemPoolAttrReleaseThreshold, &keep);
-    }
-  }
-  return cudaMallocFromPoolAsync(ptr, bytes, pools[dev], stream);
 }
 
 int64_t elem_bytes(Precision p) { return (p == Precision::BF16 || p == Precision::FP16) ? 2 : 4; }
@@ -231,7 +209,7 @@ cudaError_t prepare_operands(const GemmProblem& p, bool tf32_register_a, Prepare
 
 cudaError_t release_operands(const GemmProblem& p, PreparedOperands* ops) {
   if (!ops->workspace) return cudaSuccess;
-  const cudaError_t e = cudaFreeAsync(ops->workspace, p.stream);
+  const cudaError_t e = workspace_free(ops->workspace, p.stream);
   ops->workspace = nullptr;
   return e;
 }
