@@ -9,6 +9,8 @@ namespace gemmlab {
 
 // ---- simt (FP32 on CUDA cores) ----
 extern const KernelDesc kSimtNaive;
+extern const KernelDesc kSimtWarptiled;          // 12_warptiled.cu
+extern const KernelDesc kSimtCpAsyncMultistage;  // 13_cp_async_multistage.cu
 // ---- simt: end ----
 
 // ---- tensor cores: mma.sync (sm_80+) ----
@@ -21,6 +23,8 @@ const std::vector<KernelDesc>& all_kernels() {
   static const std::vector<KernelDesc> kernels = {
       // simt
       kSimtNaive,
+      kSimtWarptiled,
+      kSimtCpAsyncMultistage,
       // simt: end
       // mma.sync
       // mma.sync: end
