@@ -19,8 +19,10 @@
 namespace gemmlab {
 namespace {
 
-using namespace simt_wt;
-
+using WT = simt_wt::WarpTile<2>;  // 128 x 128 block, 8 x 8 per thread
+constexpr int kThreads = WT::kThreads, kBM = WT::kBM, kBN = WT::kBN;
+constexpr int kLdS = WT::kLdA;  // == WT::kLdB: both tiles are 128 wide
+static_assert(WT::kLdA == WT::kLdB, "one stage size for A and B");
 constexpr int kBK = 8;
 constexpr int kStageFloats = kBK * kLdS;  // one operand, one stage
 
@@ -72,15 +74,13 @@ __global__ void __launch_bounds__(kThreads, 2)
   __shared__ __align__(16) float Bs[2][kStageFloats];
 
   const TileCoord t = tile_grouped(static_cast<int>(blockIdx.x), kBM, kBN, m_tiles, n_tiles, 8);
-  const ThreadPos pos = thread_pos();
+  const WT::Pos pos = WT::pos();
+  const bool active = WT::warp_active(pos, t.row0, t.col0, ep);
   RegLoader<!kAT> la(A, lda, ep.m, k);  // A with op N is stored m x k: k contiguous
   RegLoader<kBT> lb(B, ldb, ep.n, k);   // B with op T is stored n x k: k contiguous
 
   float acc[8][8];
-#pragma unroll
-  for (int i = 0; i < 8; ++i)
-#pragma unroll
-    for (int j = 0; j < 8; ++j) acc[i][j] = 0.f;
+  WT::zero(acc);
 
   const int k_tiles = ceil_div(k, kBK);
   la.load(t.row0, 0);
@@ -97,7 +97,7 @@ __global__ void __launch_bounds__(kThreads, 2)
       la.load(t.row0, (kt + 1) * kBK);
       lb.load(t.col0, (kt + 1) * kBK);
     }
-    mma_ktile<kBK>(acc, As[cur], Bs[cur], pos);
+    if (active) WT::mma_ktile<kBK>(acc, As[cur], Bs[cur], pos);
     // Writing stage cur^1 is safe without a barrier before it: it was last read in iteration
     // kt-1, and every thread passed the barrier that ended that iteration.
     if (more) {
@@ -106,7 +106,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     }
     __syncthreads();  // stage cur^1 complete for all; stage cur free for the next store
   }
-  store_tile(ep, t.row0, t.col0, pos, acc);
+  WT::store_tile(ep, t.row0, t.col0, pos, acc);
 }
 
 using KernelFn = void (*)(const float*, int, const float*, int, Epilogue, int, int, int);

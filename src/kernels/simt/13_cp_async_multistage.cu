@@ -21,60 +21,66 @@
 // the epilogue is guarded (Epilogue::store4).
 // Seed: beyond the seeds.
 // Measured (H100, gemm-bench, 4096^3 fp32 NN): see the end of the file / docs/results.
+#include <algorithm>
+
 #include "kernels/common/cp_async.cuh"
+#include "kernels/common/scale_c.h"
 #include "kernels/common/simt_warptile.cuh"
 
 namespace gemmlab {
 namespace {
 
-using namespace simt_wt;
-
 constexpr int kBK = 16;
-constexpr int kStages = 4;
-constexpr int kStageFloats = kBK * kLdS;  // one operand, one stage: 8448 bytes
-constexpr int kSmemBytes = 2 * kStages * kStageFloats * static_cast<int>(sizeof(float));  // 67584
 constexpr int kGroup = 16;  // tile rows per band of the grouped tile order
 
-// Copies one operand's kBK x 128 tiles into shared memory Xs[k][r] (r = row of op(A) or column of
-// op(B)), one k-tile per load() call, in order. kContigK: X's contiguous direction is k. kVec:
-// 16-byte copies (only when r is contiguous and rows are 16-byte aligned).
-template <bool kContigK, bool kVec>
+// Copies one operand's kBK x kRows tiles into shared memory Xs[k][r] (r = row of op(A) or column
+// of op(B), row stride kLd), one k-tile per load() call, in order. kContigK: X's contiguous
+// direction is k. kVec: 16-byte copies (only when r is contiguous and rows are 16-byte aligned).
+template <int kRows, int kLd, bool kContigK, bool kVec>
 struct AsyncLoader {
   static_assert(!(kContigK && kVec), "the k-contiguous loader transposes element by element");
+  static constexpr int kThreads = 256;
+  // Element (or 16-byte chunk) e = tid + kThreads * i of the tile sits at:
+  //  kContigK: k = e % 8 + 8 * (i % 2): 8 lanes read 32 contiguous bytes of a row, 32 rows a pass
+  //  kVec:     r = 4 * (e % (kRows / 4)), k = e / (kRows / 4): lanes walk a row segment
+  //  else:     r = e % kRows,             k = e / kRows
+  static constexpr int kPerThread = kVec ? kRows * kBK / 4 / kThreads : kRows * kBK / kThreads;
+  static constexpr int kKStep = kVec ? kThreads / (kRows / 4) : kThreads / kRows;  // k per i
   const float* gp;  // this thread's first element of the next k-tile
   int ld;
   int rows_left;    // rows of op(X) from this thread's first row on (<= 0: none valid)
   int k_left;       // depth from this thread's first k of the next tile on
   int soff;         // shared offset of this thread's first element
 
-  __device__ __forceinline__ AsyncLoader(const float* ptr, int ld_, int rows, int k, int r0)
+  __device__ __forceinline__ AsyncLoader(const float* ptr, int ld_, int rows, int k, int r0,
+                                         int k0)
       : ld(ld_) {
     const int tid = threadIdx.x;
     int r, kk;
-    if (kContigK) {  // 8 lanes x 8 k (32 bytes of a row), 32 rows per pass; 8 elements per thread
+    if (kContigK) {
       r = tid / 8, kk = tid % 8;
-    } else if (kVec) {  // 32 lanes x 4 floats = a 512-byte row segment; 2 chunks per thread
-      r = (tid % 32) * 4, kk = tid / 32;
-    } else {  // 128 lanes walk a 512-byte row segment, 2 k-rows per pass; 8 elements per thread
-      r = tid % kBM, kk = tid / kBM;
+    } else if (kVec) {
+      r = (tid % (kRows / 4)) * 4, kk = tid / (kRows / 4);
+    } else {
+      r = tid % kRows, kk = tid / kRows;
     }
     rows_left = rows - r0 - r;
-    k_left = k - kk;
-    soff = kk * kLdS + r;
+    k_left = k - k0 - kk;
+    soff = kk * kLd + r;
     // Rows past the end are never read (zero-fill), but keep the pointer in range anyway.
     const int gr = min(r0 + r, rows - 1);
-    gp = kContigK ? ptr + static_cast<size_t>(gr) * ld + kk
-                  : ptr + static_cast<size_t>(kk) * ld + gr;
+    gp = kContigK ? ptr + static_cast<size_t>(gr) * ld + (k0 + kk)
+                  : ptr + static_cast<size_t>(k0 + kk) * ld + gr;
   }
 
   __device__ __forceinline__ void load(float* Xs) {
     if (kContigK) {
       const float* p = gp;
 #pragma unroll
-      for (int j = 0; j < 4; ++j) {  // rows r + 32 j
+      for (int j = 0; j < kRows / 32; ++j) {  // rows r + 32 j
 #pragma unroll
         for (int h = 0; h < 2; ++h)  // k = kk + 8 h
-          cp_async_4(Xs + soff + h * 8 * kLdS + 32 * j, p + 8 * h,
+          cp_async_4(Xs + soff + h * 8 * kLd + 32 * j, p + 8 * h,
                      32 * j < rows_left && 8 * h < k_left);
         p += static_cast<size_t>(32) * ld;
       }
@@ -83,50 +89,68 @@ struct AsyncLoader {
       // Bytes of this thread's 16-byte row chunk inside op(X): 16, a partial 4..12, or 0.
       const int bytes = max(0, min(rows_left, 4)) * 4;
 #pragma unroll
-      for (int i = 0; i < 2; ++i)  // k = kk + 8 i
-        cp_async_16_partial(Xs + soff + i * 8 * kLdS, gp + static_cast<size_t>(8 * i) * ld,
-                            8 * i < k_left ? bytes : 0);
+      for (int i = 0; i < kPerThread; ++i)
+        cp_async_16_partial(Xs + soff + i * kKStep * kLd,
+                            gp + static_cast<size_t>(i * kKStep) * ld,
+                            i * kKStep < k_left ? bytes : 0);
       gp += static_cast<size_t>(kBK) * ld;
     } else {
 #pragma unroll
-      for (int i = 0; i < 8; ++i)  // k = kk + 2 i
-        cp_async_4(Xs + soff + i * 2 * kLdS, gp + static_cast<size_t>(2 * i) * ld,
-                   rows_left > 0 && 2 * i < k_left);
+      for (int i = 0; i < kPerThread; ++i)
+        cp_async_4(Xs + soff + i * kKStep * kLd, gp + static_cast<size_t>(i * kKStep) * ld,
+                   rows_left > 0 && i * kKStep < k_left);
       gp += static_cast<size_t>(kBK) * ld;
     }
     k_left -= kBK;
   }
 };
 
-// Two blocks per SM: 2 x 66 KB of shared memory and <= 128 registers per thread.
-template <bool kAT, bool kBT, bool kAVec, bool kBVec>
-__global__ void __launch_bounds__(kThreads, 2)
+// kTN = 2: 128 x 128 block, 8 x 8 per thread, <= 128 registers so two blocks share an SM.
+// kTN = 4: 128 x 256 block, 8 x 16 per thread (fewer LDS per FFMA), one block per SM.
+template <int kTN>
+struct Cfg {
+  using WT = simt_wt::WarpTile<kTN>;
+  static constexpr int kStages = 4;
+  static constexpr int kMinBlocks = kTN == 2 ? 2 : 1;
+  static constexpr int kStageA = kBK * WT::kLdA, kStageB = kBK * WT::kLdB;  // floats
+  static constexpr int kSmemBytes = kStages * (kStageA + kStageB) * static_cast<int>(sizeof(float));
+};
+
+// One block computes one C tile over the k-tiles [kt0, kt0 + k_tiles_per_split) of its split.
+// splits == 1: the whole depth, normal epilogue. splits > 1: C was scaled by beta beforehand and
+// each split adds alpha * its partial product with atomics.
+template <int kTN, bool kAT, bool kBT, bool kAVec, bool kBVec>
+__global__ void __launch_bounds__(256, Cfg<kTN>::kMinBlocks)
     cp_async_kernel(const float* A, int lda, const float* B, int ldb, Epilogue ep, int k,
-                    int m_tiles, int n_tiles) {
+                    int m_tiles, int n_tiles, int splits, int k_tiles_per_split) {
+  using C = Cfg<kTN>;
+  using WT = typename C::WT;
+  constexpr int kStages = C::kStages;
   extern __shared__ float4 smem_f4[];  // float4: 16-byte alignment for the cp.async targets
   float* As = reinterpret_cast<float*>(smem_f4);
-  float* Bs = As + kStages * kStageFloats;
+  float* Bs = As + kStages * C::kStageA;
 
-  const TileCoord t =
-      tile_grouped(static_cast<int>(blockIdx.x), kBM, kBN, m_tiles, n_tiles, kGroup);
-  const ThreadPos pos = thread_pos();
-  AsyncLoader<!kAT, kAVec> la(A, lda, ep.m, k, t.row0);  // A with op N: k contiguous
-  AsyncLoader<kBT, kBVec> lb(B, ldb, ep.n, k, t.col0);   // B with op T: k contiguous
+  const int split = static_cast<int>(blockIdx.x) % splits;
+  const TileCoord t = tile_grouped(static_cast<int>(blockIdx.x) / splits, WT::kBM, WT::kBN,
+                                   m_tiles, n_tiles, kGroup);
+  const int kt0 = split * k_tiles_per_split;
+  const int k_tiles = min(ceil_div(k, kBK) - kt0, k_tiles_per_split);
+  const typename WT::Pos pos = WT::pos();
+  const bool active = WT::warp_active(pos, t.row0, t.col0, ep);
+  // A with op N and B with op T are stored with k contiguous.
+  AsyncLoader<WT::kBM, WT::kLdA, !kAT, kAVec> la(A, lda, ep.m, k, t.row0, kt0 * kBK);
+  AsyncLoader<WT::kBN, WT::kLdB, kBT, kBVec> lb(B, ldb, ep.n, k, t.col0, kt0 * kBK);
 
-  float acc[8][8];
-#pragma unroll
-  for (int i = 0; i < 8; ++i)
-#pragma unroll
-    for (int j = 0; j < 8; ++j) acc[i][j] = 0.f;
+  float acc[8][WT::kCols];
+  WT::zero(acc);
 
-  const int k_tiles = ceil_div(k, kBK);
   // Prologue: the first kStages-1 tiles in flight, one commit group each (empty groups past the
   // end keep the group count uniform, so wait<kStages-2> below always means "tile kt landed").
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
     if (s < k_tiles) {
-      la.load(As + s * kStageFloats);
-      lb.load(Bs + s * kStageFloats);
+      la.load(As + s * C::kStageA);
+      lb.load(Bs + s * C::kStageB);
     }
     cp_async_commit();
   }
@@ -137,32 +161,36 @@ __global__ void __launch_bounds__(kThreads, 2)
     // Refill the stage tile kt-1 used (free now, by the barrier above) with tile kt+kStages-1.
     const int pf = kt + kStages - 1;
     if (pf < k_tiles) {
-      la.load(As + (pf % kStages) * kStageFloats);
-      lb.load(Bs + (pf % kStages) * kStageFloats);
+      la.load(As + (pf % kStages) * C::kStageA);
+      lb.load(Bs + (pf % kStages) * C::kStageB);
     }
     cp_async_commit();
     const int cur = kt % kStages;
-    mma_ktile<kBK>(acc, As + cur * kStageFloats, Bs + cur * kStageFloats, pos);
+    if (active) WT::template mma_ktile<kBK>(acc, As + cur * C::kStageA, Bs + cur * C::kStageB, pos);
   }
   cp_async_wait<0>();  // no copy may still target shared memory when the block exits
-  store_tile(ep, t.row0, t.col0, pos, acc);
+  if (splits == 1)
+    WT::store_tile(ep, t.row0, t.col0, pos, acc);
+  else
+    WT::add_tile_atomic(ep, t.row0, t.col0, pos, acc);
 }
 
-using KernelFn = void (*)(const float*, int, const float*, int, Epilogue, int, int, int);
+using KernelFn = void (*)(const float*, int, const float*, int, Epilogue, int, int, int, int, int);
 
 struct Picked {
   KernelFn f;
   cudaError_t err;  // from opting in to the shared-memory size
 };
 
-template <bool kAT, bool kBT, bool kAVec, bool kBVec>
+template <int kTN, bool kAT, bool kBT, bool kAVec, bool kBVec>
 Picked prepared() {
-  KernelFn f = cp_async_kernel<kAT, kBT, kAVec, kBVec>;
-  // Above 48 KB of dynamic shared memory a kernel must opt in; the max carveout lets two blocks
-  // (2 x 66 KB) share an SM. Done once per instantiation (thread-safe static initialization).
+  KernelFn f = cp_async_kernel<kTN, kAT, kBT, kAVec, kBVec>;
+  // Above 48 KB of dynamic shared memory a kernel must opt in; the max carveout lets two
+  // 128 x 128 blocks (2 x 66 KB) share an SM. Once per instantiation (thread-safe static init).
   static const cudaError_t once = [f] {
     cudaError_t e = cudaFuncSetAttribute(reinterpret_cast<const void*>(f),
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes);
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         Cfg<kTN>::kSmemBytes);
     if (e == cudaSuccess)
       e = cudaFuncSetAttribute(reinterpret_cast<const void*>(f),
                                cudaFuncAttributePreferredSharedMemoryCarveout,
@@ -174,32 +202,81 @@ Picked prepared() {
 
 // The 16-byte loaders exist only where the operand's contiguous direction is the tile's rows
 // (A^T, B); they need every row 16-byte aligned.
+template <int kTN>
 Picked pick(const GemmProblem& p) {
   const bool at = p.op_a == Op::T, bt = p.op_b == Op::T;
   const bool av = at && rows_aligned(p.A, p.lda, sizeof(float), 16);
   const bool bv = !bt && rows_aligned(p.B, p.ldb, sizeof(float), 16);
   if (!at && !bt)
-    return bv ? prepared<false, false, false, true>() : prepared<false, false, false, false>();
-  if (!at && bt) return prepared<false, true, false, false>();
+    return bv ? prepared<kTN, false, false, false, true>()
+              : prepared<kTN, false, false, false, false>();
+  if (!at && bt) return prepared<kTN, false, true, false, false>();
   if (at && !bt) {
-    if (av) return bv ? prepared<true, false, true, true>() : prepared<true, false, true, false>();
-    return bv ? prepared<true, false, false, true>() : prepared<true, false, false, false>();
+    if (av)
+      return bv ? prepared<kTN, true, false, true, true>()
+                : prepared<kTN, true, false, true, false>();
+    return bv ? prepared<kTN, true, false, false, true>()
+              : prepared<kTN, true, false, false, false>();
   }
-  return av ? prepared<true, true, true, false>() : prepared<true, true, false, false>();
+  return av ? prepared<kTN, true, true, true, false>() : prepared<kTN, true, true, false, false>();
 }
 
-LaunchConfig config(const GemmProblem& p) {
-  return {reinterpret_cast<const void*>(pick(p).f), grid_1d(make_tile_grid(p, kBM, kBN)),
-          dim3(kThreads), static_cast<size_t>(kSmemBytes)};
+// Split-k when the C tiles alone cannot fill the GPU (1024^3: 64 tiles for 132 SMs). Cost model in
+// units of one k-tile of one block: the busiest SM runs ceil(units / SMs) units of ceil(KT / s)
+// k-tiles; an SM left with a single 128 x 128 block (of the two it can hold) runs at ~60%; a split
+// costs a pass over C (scale by beta) of about 3 units. Edge tiles with one row or column of C are
+// nearly free (warp_active) and are not counted.
+template <int kTN>
+int choose_splits(const GemmProblem& p) {
+  using WT = typename Cfg<kTN>::WT;
+  int dev = 0, sms = 132;
+  if (cudaGetDevice(&dev) == cudaSuccess)
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  const int heavy = std::max(1, static_cast<int>(p.m) / WT::kBM) *
+                    std::max(1, static_cast<int>(p.n) / WT::kBN);
+  const int kt = ceil_div(static_cast<int>(p.k), kBK);
+  int best = 1;
+  double best_cost = 0;
+  for (int s = 1; s <= 16; ++s) {
+    if (s > 1 && ceil_div(kt, s) < 8) break;  // short splits: pipeline fill dominates
+    const int per_sm = ceil_div(heavy * s, sms);
+    const double eff = (Cfg<kTN>::kMinBlocks == 2 && heavy * s <= sms) ? 0.6 : 1.0;
+    const double cost = per_sm * ceil_div(kt, s) / eff + (s > 1 ? 3.0 : 0.0);
+    if (s == 1 || cost < best_cost) best = s, best_cost = cost;
+  }
+  return best;
 }
 
-cudaError_t launch(const GemmProblem& p) {
-  const Picked k = pick(p);
+template <int kTN>
+LaunchConfig config_t(const GemmProblem& p) {
+  using WT = typename Cfg<kTN>::WT;
+  const TileGrid g = make_tile_grid(p, WT::kBM, WT::kBN);
+  const dim3 grid = grid_1d(g);
+  return {reinterpret_cast<const void*>(pick<kTN>(p).f),
+          dim3(grid.x * choose_splits<kTN>(p)), dim3(WT::kThreads),
+          static_cast<size_t>(Cfg<kTN>::kSmemBytes)};
+}
+
+template <int kTN>
+cudaError_t launch_t(const GemmProblem& p) {
+  using WT = typename Cfg<kTN>::WT;
+  const Picked k = pick<kTN>(p);
   if (k.err != cudaSuccess) return k.err;
-  const TileGrid g = make_tile_grid(p, kBM, kBN);
-  k.f<<<grid_1d(g), kThreads, kSmemBytes, p.stream>>>(
+  const TileGrid g = make_tile_grid(p, WT::kBM, WT::kBN);
+  const int splits = choose_splits<kTN>(p);
+  const int kt = ceil_div(static_cast<int>(p.k), kBK);
+  const int per_split = ceil_div(kt, splits);
+  const int used = ceil_div(kt, per_split);  // every split gets >= 1 k-tile
+  if (used > 1) {
+    const cudaError_t e = scale_c(p.C, p.ldc, p.m, p.n, p.beta, p.stream);
+    if (e != cudaSuccess) return e;
+  }
+  const dim3 grid = grid_1d(g);
+  if (grid.x == 0 || static_cast<int64_t>(grid.x) * used > INT_MAX) return cudaErrorInvalidValue;
+  k.f<<<dim3(grid.x * used), WT::kThreads, Cfg<kTN>::kSmemBytes, p.stream>>>(
       static_cast<const float*>(p.A), static_cast<int>(p.lda), static_cast<const float*>(p.B),
-      static_cast<int>(p.ldb), make_epilogue(p), static_cast<int>(p.k), g.m_tiles, g.n_tiles);
+      static_cast<int>(p.ldb), make_epilogue(p), static_cast<int>(p.k), g.m_tiles, g.n_tiles, used,
+      per_split);
   return cudaGetLastError();
 }
 
@@ -207,8 +284,13 @@ cudaError_t launch(const GemmProblem& p) {
 
 extern const KernelDesc kSimtCpAsyncMultistage = {
     "simt/13_cp_async_multistage", 13, "simt", "beyond the seeds",
-    "cp.async 4-stage pipeline (16 B or 4 B copies by layout/alignment), 128x128x16 block, "
-    "32x64 warps, 8x8 per thread, grouped tile order",
-    kFP32, 80, 100, nullptr, launch, config};
+    "cp.async 4-stage pipeline (16 B or 4 B copies by layout/alignment), 128x256x16 block, "
+    "8x16 per thread, grouped tile order, split-k for small grids",
+    kFP32, 80, 100, nullptr, launch_t<4>, config_t<4>};
+
+// EXPERIMENT (to be removed): the 128x128 tile, 2 blocks/SM.
+extern const KernelDesc kSimtCpAsyncMultistageSq = {
+    "simt/13x_square", 13, "simt", "beyond the seeds", "experiment: 128x128 tile",
+    kFP32, 80, 0, nullptr, launch_t<2>, config_t<2>};
 
 }  // namespace gemmlab
