@@ -116,6 +116,22 @@ struct Cfg {
   static constexpr int kSmemBytes = kStages * (kStageA + kStageB) * static_cast<int>(sizeof(float));
 };
 
+// Tile order: first the full tiles, in grouped order over the grid of full tiles (L2 reuse), then
+// the partial tiles of the last tile column and the last tile row. The block scheduler hands out
+// blocks roughly in index order, so the cheap partial tiles (most of their warps idle, see
+// warp_active) fill the SMs that finish early instead of forming a last wave of their own.
+__device__ __forceinline__ TileCoord heavy_first_tile(int linear, int bm, int bn, int m, int n,
+                                                      int m_tiles, int n_tiles) {
+  const int m_full = m / bm, n_full = n / bn;
+  const int heavy = m_full * n_full;
+  if (linear < heavy) return tile_grouped(linear, bm, bn, m_full, n_full, kGroup);
+  linear -= heavy;
+  const int col_slivers = m_full * (n_tiles - n_full);  // last tile column, full rows
+  if (linear < col_slivers) return {linear * bm, n_full * bn};
+  linear -= col_slivers;
+  return {m_full * bm, linear * bn};  // last tile row (m_tiles - m_full == 1 here)
+}
+
 // One block computes one C tile over the k-tiles [kt0, kt0 + k_tiles_per_split) of its split.
 // splits == 1: the whole depth, normal epilogue. splits > 1: C was scaled by beta beforehand and
 // each split adds alpha * its partial product with atomics.
@@ -131,8 +147,8 @@ __global__ void __launch_bounds__(256, Cfg<kTN>::kMinBlocks)
   float* Bs = As + kStages * C::kStageA;
 
   const int split = static_cast<int>(blockIdx.x) % splits;
-  const TileCoord t = tile_grouped(static_cast<int>(blockIdx.x) / splits, WT::kBM, WT::kBN,
-                                   m_tiles, n_tiles, kGroup);
+  const TileCoord t = heavy_first_tile(static_cast<int>(blockIdx.x) / splits, WT::kBM, WT::kBN,
+                                       ep.m, ep.n, m_tiles, n_tiles);
   const int kt0 = split * k_tiles_per_split;
   const int k_tiles = min(ceil_div(k, kBK) - kt0, k_tiles_per_split);
   const typename WT::Pos pos = WT::pos();
@@ -221,30 +237,44 @@ Picked pick(const GemmProblem& p) {
   return av ? prepared<kTN, true, true, true, false>() : prepared<kTN, true, true, false, false>();
 }
 
-// Split-k when the C tiles alone cannot fill the GPU (1024^3: 64 tiles for 132 SMs). Cost model in
-// units of one k-tile of one block: the busiest SM runs ceil(units / SMs) units of ceil(KT / s)
-// k-tiles; an SM left with a single 128 x 128 block (of the two it can hold) runs at ~60%; a split
-// costs a pass over C (scale by beta) of about 3 units. Edge tiles with one row or column of C are
-// nearly free (warp_active) and are not counted.
+// Split-k when the C tiles alone cannot fill the GPU (1024^3 with 128 x 256 tiles: 32 tiles for
+// 132 SMs). Cost model in k-tiles of one block: a full tile's unit costs ceil(KT/s) + 3 (pipeline
+// fill, epilogue); a partial tile costs its fraction of active warps; full-tile units are issued
+// first and the partial ones fill in. An SM holding only one of the two 128 x 128 blocks it could
+// run goes at ~60%. Splitting costs a pass over C (scale by beta), ~3 units, and must win >= 15%.
 template <int kTN>
 int choose_splits(const GemmProblem& p) {
   using WT = typename Cfg<kTN>::WT;
+  constexpr int kPerSm = Cfg<kTN>::kMinBlocks;
   int dev = 0, sms = 132;
   if (cudaGetDevice(&dev) == cudaSuccess)
     cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-  const int heavy = std::max(1, static_cast<int>(p.m) / WT::kBM) *
-                    std::max(1, static_cast<int>(p.n) / WT::kBN);
+  const int m = static_cast<int>(p.m), n = static_cast<int>(p.n);
+  const int m_full = m / WT::kBM, n_full = n / WT::kBN;
+  const int heavy = m_full * n_full;
+  if (heavy >= sms * kPerSm) return 1;  // a full wave already
+  // Work of the partial tiles, in full-tile equivalents (fraction of warps with rows/columns).
+  const double col_w = (n % WT::kBN) ? ceil_div(n % WT::kBN, WT::kWarpN) / 2.0 : 0.0;
+  const double row_w = (m % WT::kBM) ? ceil_div(m % WT::kBM, WT::kWarpM) / 4.0 : 0.0;
+  const double light = m_full * col_w + (row_w > 0 ? n_full * row_w + col_w * row_w * 4 : 0.0);
+  const double light_max = std::max(col_w, row_w);
   const int kt = ceil_div(static_cast<int>(p.k), kBK);
+  auto makespan = [&](int s) {
+    const double c = ceil_div(kt, s) + 3.0;
+    const int units = heavy * s, per_sm = ceil_div(units, sms);
+    double t = (per_sm == 0) ? 0.0 : per_sm * c;
+    if (kPerSm == 2 && units <= sms) t /= 0.6;
+    const double fill = (units * c + light * s * c) / sms + light_max * c;
+    return std::max(t, fill) + (s > 1 ? 3.0 : 0.0);
+  };
   int best = 1;
-  double best_cost = 0;
-  for (int s = 1; s <= 16; ++s) {
-    if (s > 1 && ceil_div(kt, s) < 8) break;  // short splits: pipeline fill dominates
-    const int per_sm = ceil_div(heavy * s, sms);
-    const double eff = (Cfg<kTN>::kMinBlocks == 2 && heavy * s <= sms) ? 0.6 : 1.0;
-    const double cost = per_sm * ceil_div(kt, s) / eff + (s > 1 ? 3.0 : 0.0);
-    if (s == 1 || cost < best_cost) best = s, best_cost = cost;
+  const double base = makespan(1);
+  double best_cost = base;
+  for (int s = 2; s <= 16 && ceil_div(kt, s) >= 4; ++s) {
+    const double c = makespan(s);
+    if (c < best_cost) best = s, best_cost = c;
   }
-  return best;
+  return best_cost < 0.85 * base ? best : 1;
 }
 
 template <int kTN>
