@@ -11,7 +11,6 @@ namespace gemmlab {
 extern const KernelDesc kSimtNaive;
 extern const KernelDesc kSimtWarptiled;          // 12_warptiled.cu
 extern const KernelDesc kSimtCpAsyncMultistage;  // 13_cp_async_multistage.cu
-extern const KernelDesc kSimtCpAsyncMultistageSq;  // EXPERIMENT
 // ---- simt: end ----
 
 // ---- tensor cores: mma.sync (sm_80+) ----
@@ -26,7 +25,6 @@ const std::vector<KernelDesc>& all_kernels() {
       kSimtNaive,
       kSimtWarptiled,
       kSimtCpAsyncMultistage,
-      kSimtCpAsyncMultistageSq,
       // simt: end
       // mma.sync
       // mma.sync: end

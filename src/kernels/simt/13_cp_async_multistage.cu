@@ -1,26 +1,36 @@
-// Ladder step 13 (simt): cp.async multi-stage pipeline + warp tiling + grouped tile order.
+// Ladder step 13 (simt): cp.async multi-stage pipeline + warp tiling + grouped tile order + split-k.
 //
 // Bottleneck attacked: global-load latency and the register cost of staging. In step 12 every
 // thread waits for its global loads once per k-tile and spends registers and STS instructions
 // passing them into shared memory. Here cp.async copies global -> shared directly (no registers),
-// kStages k-tiles are in flight at once, and a block only waits for the oldest one; the FFMA loop
-// (src/kernels/common/simt_warptile.cuh: 128x128 block, 32x64 warps, 8x8 per thread, k-major
-// padded shared tiles, double-buffered fragments) is unchanged. Blocks walk tiles in bands of 16
-// tile rows (tile_grouped) so the ~264 resident blocks share rows of A and columns of B in L2.
+// 4 k-tiles of 16 are in flight, and a block only waits for the oldest one. The FFMA loop is the
+// shared warp-tiled one (src/kernels/common/simt_warptile.cuh: k-major padded shared tiles,
+// LDS.128 fragments, double-buffered in registers), in two sizes: 128 x 256 blocks with 8 x 16 per
+// thread (6 LDS.128 per 128 FFMA, 212 registers, one block per SM) for aligned NN problems, and
+// 128 x 128 blocks with 8 x 8 per thread (<= 128 registers, two blocks per SM) elsewhere.
+// Full tiles are issued first, in bands of 16 tile rows (tile_grouped) for L2 reuse; partial edge
+// tiles come last and their idle warps skip the FFMAs. When the full tiles cannot fill the GPU
+// (1024^3: 32 or 64 tiles for 132 SMs) the depth is split and partial products are added with
+// atomics after a beta pass over C (results then vary at rounding level from run to run).
 //
 // Transposes and alignment: the shared layout is k-major for both operands whatever the transpose,
 // so the inner loop is one and the same. Each operand is copied by one of three loaders:
 //  - contiguous direction = rows of the tile (A^T, B), 16-byte rows: 16-byte cp.async, the last
 //    partial vector of a row zero-filled by src-size (no scalar tail);
-//  - same, rows not 16-byte aligned (ld % 4 != 0, e.g. 4097): 4-byte cp.async per element. 4x more
-//    copy instructions, but they are ~2% of the issue slots and the pipeline hides their latency;
+//  - same, rows not 16-byte aligned (ld % 4 != 0, e.g. 4097): 4-byte cp.async per element;
 //  - contiguous direction = k (A, B^T): 4-byte cp.async that transpose on the way in (each element
 //    to its k-row), any alignment; 8 lanes read 32 contiguous bytes of a row (full sectors) and
-//    their shared writes fall in distinct banks thanks to the 132-float row stride.
-// Out-of-range elements are zero-filled by cp.async (src-size 0), so no tile needs a special path;
-// the epilogue is guarded (Epilogue::store4).
+//    their shared writes fall in distinct banks thanks to the 4-float row skew.
+// Out-of-range elements are zero-filled by cp.async (src-size 0); the epilogue is guarded.
 // Seed: beyond the seeds.
-// Measured (H100, gemm-bench, 4096^3 fp32 NN): see the end of the file / docs/results.
+// Measured (H100 SXM, gemm-bench, 2026-11-22, same run as cuBLAS SGEMM), fp32 TFLOP/s (% cuBLAS):
+//   NN 1024^3 33.8 (98%), 1025^3 20.2 (66%), 2048^3 44.9 (89%), 4096^3 46.0 (89%),
+//   4097^3 39.6 (90%), 8192^3 46.3 (90%); 4096^3 NT 42.6 (84%), TN 47.3 (92%), TT 43.4 (88%).
+// What limits it: FFMA is ~87% of the main-loop instructions (1024 FFMA, 64 LDS.128, ~90 other
+// per k-tile at 8 x 8), no spills, no bank conflicts by construction, so the gap to cuBLAS is
+// issue/latency: 8 warps per SM at 8 x 16 (one block) or 16 at 8 x 8; H100's 128 FP32 lanes per SM
+// against 128 B/clk of shared bandwidth leave little slack for the LDS traffic. 1025^3 and 4097^3
+// pay for 4-byte copies (rows misaligned) and for the edge tiles.
 #include <algorithm>
 
 #include "kernels/common/cp_async.cuh"
@@ -310,17 +320,24 @@ cudaError_t launch_t(const GemmProblem& p) {
   return cudaGetLastError();
 }
 
+// Which tile: the 128 x 256 one (8 x 16 per thread) wins only where both operands take 16-byte
+// or k-transposing copies that it can issue cheaply: op NN with B rows 16-byte aligned (H100,
+// 2026-11-22: 46.0 vs 44.5 TFLOP/s at 4096^3, 46.3 vs 44.9 at 8192^3). Elsewhere the 128 x 128 tile
+// with two blocks per SM hides the 4-byte copies better (4097^3 NN: 39.6 vs 33.5; 4096^3 NT/TT:
+// 42.6 / 43.4 vs 40.9 / 41.6).
+bool use_wide(const GemmProblem& p) {
+  return p.op_a == Op::N && p.op_b == Op::N && rows_aligned(p.B, p.ldb, sizeof(float), 16);
+}
+
+LaunchConfig config(const GemmProblem& p) { return use_wide(p) ? config_t<4>(p) : config_t<2>(p); }
+cudaError_t launch(const GemmProblem& p) { return use_wide(p) ? launch_t<4>(p) : launch_t<2>(p); }
+
 }  // namespace
 
 extern const KernelDesc kSimtCpAsyncMultistage = {
     "simt/13_cp_async_multistage", 13, "simt", "beyond the seeds",
-    "cp.async 4-stage pipeline (16 B or 4 B copies by layout/alignment), 128x256x16 block, "
-    "8x16 per thread, grouped tile order, split-k for small grids",
-    kFP32, 80, 100, nullptr, launch_t<4>, config_t<4>};
-
-// EXPERIMENT (to be removed): the 128x128 tile, 2 blocks/SM.
-extern const KernelDesc kSimtCpAsyncMultistageSq = {
-    "simt/13x_square", 13, "simt", "beyond the seeds", "experiment: 128x128 tile",
-    kFP32, 80, 0, nullptr, launch_t<2>, config_t<2>};
+    "cp.async 4-stage pipeline (16 B or 4 B copies by layout/alignment), 128x256 (8x16/thread) or "
+    "128x128 (8x8/thread) blocks, grouped tile order, split-k for small grids",
+    kFP32, 80, 100, nullptr, launch, config};
 
 }  // namespace gemmlab
