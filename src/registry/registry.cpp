@@ -19,6 +19,8 @@ extern const KernelDesc kSimtRegblockCoalesced;
 extern const KernelDesc kSimtVectorizedFloat4;
 extern const KernelDesc kSimtRectRegtile8x4;
 extern const KernelDesc kSimtRegblockDoubleBuffered;
+extern const KernelDesc kSimtWarptiled;          // 12_warptiled.cu
+extern const KernelDesc kSimtCpAsyncMultistage;  // 13_cp_async_multistage.cu
 // ---- simt: end ----
 
 // ---- tensor cores: mma.sync (sm_80+) ----
@@ -46,6 +48,8 @@ const std::vector<KernelDesc>& all_kernels() {
       kSimtVectorizedFloat4,
       kSimtRectRegtile8x4,
       kSimtRegblockDoubleBuffered,
+      kSimtWarptiled,
+      kSimtCpAsyncMultistage,
       // simt: end
       // mma.sync
       kMmaSyncBasic,

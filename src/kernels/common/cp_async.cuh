@@ -21,6 +21,16 @@ __device__ __forceinline__ void cp_async_16(void* smem, const void* gmem, bool v
 #endif
 }
 
+// Copy the first `src_bytes` (0..16) bytes of a 16-byte chunk and zero-fill the rest: a tile's
+// last partial vector along a row (e.g. k = 1025 with 16-byte aligned rows) without a scalar path.
+// Only src_bytes bytes of gmem are read.
+__device__ __forceinline__ void cp_async_16_partial(void* smem, const void* gmem, int src_bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem)),
+               "l"(gmem), "r"(src_bytes));
+#endif
+}
+
 // Copy 4 bytes (any 4-byte-aligned address); zero-fill when `valid` is false.
 __device__ __forceinline__ void cp_async_4(void* smem, const void* gmem, bool valid) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800

@@ -1,0 +1,157 @@
+// The warp-tiled FP32 micro-kernel shared by the simt steps past the seeds (12, 13): how a 128x128
+// block tile splits into warp tiles and thread tiles, how fragments are read from shared memory,
+// the FFMA loop over one shared k-tile, and the epilogue. The steps differ only in how tiles get
+// from global into shared memory (registers in 12, cp.async multi-stage in 13).
+//
+// Shared layout (both operands, every transpose): "k-major", Xs[k][r] with r = row of op(A)
+// (0..127) or column of op(B), row stride = tile width + 4 floats. The loaders put the tile there
+// whatever the global layout; the +4 keeps every row 16-byte aligned (float4 reads) and skews the
+// rows for the loaders that write one element per row (transposing stores).
+//
+// 256 threads = 8 warps as 4 (m) x 2 (n). kTN = number of 4-wide column sub-tiles per thread:
+//   kTN = 2: thread 8 x 8,  warp 32 x 64,  block 128 x 128 (4 LDS.128 per 64 FFMA)
+//   kTN = 4: thread 8 x 16, warp 32 x 128, block 128 x 256 (6 LDS.128 per 128 FFMA)
+// Inside a warp, lanes form 4 (m) x 8 (n): lane_row = lane / 8, lane_col = lane % 8. A thread owns
+// 2 x kTN sub-tiles of 4 x 4:
+//   rows  wm + s*16 + lane_row*4 + i   (s = 0..1, i = 0..3)
+//   cols  wn + t*32 + lane_col*4 + j   (t = 0..kTN-1, j = 0..3)
+// Why this shape: a float4 read of A by a warp touches 4 distinct 16-byte words (the 8 lanes of a
+// quarter-warp share lane_row and broadcast); a float4 read of B touches 8 consecutive 16-byte
+// words (one 128-byte line): no bank conflicts. On H100 (128 FP32 lanes per SM but still 128 B/clk
+// of shared bandwidth) the LDS per FFMA ratio matters, hence the wider kTN = 4 tile.
+#pragma once
+
+#include "kernels/common/gemm_common.cuh"
+
+namespace gemmlab {
+namespace simt_wt {
+
+template <int kTN>
+struct WarpTile {
+  static constexpr int kThreads = 256;
+  static constexpr int kWarpsM = 4;  // warps along m; 2 along n
+  static constexpr int kWarpM = 32, kWarpN = 32 * kTN;
+  static constexpr int kBM = kWarpsM * kWarpM, kBN = 2 * kWarpN;
+  static constexpr int kCols = 4 * kTN;  // outputs per thread along n
+  // Shared row strides (floats): 16-byte aligned rows, skewed by 4 banks for transposing stores.
+  static constexpr int kLdA = kBM + 4, kLdB = kBN + 4;
+
+  struct Pos {
+    int a_off, b_off;  // this thread's first A / B element inside a shared k-row
+    int wm, wn;        // its warp tile's origin inside the block tile
+  };
+
+  static __device__ __forceinline__ Pos pos() {
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int wm = (warp % kWarpsM) * kWarpM, wn = (warp / kWarpsM) * kWarpN;
+    return {wm + (lane / 8) * 4, wn + (lane % 8) * 4, wm, wn};
+  }
+
+  // One k step of fragments: a[s] = 4 rows of sub-tile s, b[t] = 4 columns of sub-tile t.
+  struct Frag {
+    float4 a[2], b[kTN];
+  };
+
+  static __device__ __forceinline__ void load_frag(Frag& f, const float* As_k, const float* Bs_k,
+                                                   const Pos& p) {
+    f.a[0] = *reinterpret_cast<const float4*>(As_k + p.a_off);
+    f.a[1] = *reinterpret_cast<const float4*>(As_k + p.a_off + 16);
+#pragma unroll
+    for (int t = 0; t < kTN; ++t) f.b[t] = *reinterpret_cast<const float4*>(Bs_k + p.b_off + 32 * t);
+  }
+
+  static __device__ __forceinline__ void fma_frag(float (&acc)[8][kCols], const Frag& f) {
+    const float av[8] = {f.a[0].x, f.a[0].y, f.a[0].z, f.a[0].w,
+                         f.a[1].x, f.a[1].y, f.a[1].z, f.a[1].w};
+    float bv[kCols];
+#pragma unroll
+    for (int t = 0; t < kTN; ++t) {
+      bv[4 * t + 0] = f.b[t].x, bv[4 * t + 1] = f.b[t].y;
+      bv[4 * t + 2] = f.b[t].z, bv[4 * t + 3] = f.b[t].w;
+    }
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+#pragma unroll
+      for (int j = 0; j < kCols; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
+  }
+
+  // acc += As[0..BK) x Bs[0..BK) for one shared k-tile. Fragments are double-buffered in
+  // registers: the LDS for step kk+1 are issued before the FFMAs of step kk, so their latency
+  // hides behind arithmetic instead of stalling the warp.
+  template <int BK>
+  static __device__ __forceinline__ void mma_ktile(float (&acc)[8][kCols], const float* As,
+                                                   const float* Bs, const Pos& p) {
+    Frag f[2];
+    load_frag(f[0], As, Bs, p);
+#pragma unroll
+    for (int kk = 0; kk < BK; ++kk) {
+      if (kk + 1 < BK) load_frag(f[(kk + 1) & 1], As + (kk + 1) * kLdA, Bs + (kk + 1) * kLdB, p);
+      fma_frag(acc, f[kk & 1]);
+    }
+  }
+
+  // A warp whose whole warp tile lies outside C (edge tiles, e.g. the 1-row last tile of 4097)
+  // skips the FFMAs: the SM's issue slots go to the warps with real work.
+  static __device__ __forceinline__ bool warp_active(const Pos& p, int row0, int col0,
+                                                     const Epilogue& ep) {
+    return row0 + p.wm < ep.m && col0 + p.wn < ep.n;
+  }
+
+  static __device__ __forceinline__ void zero(float (&acc)[8][kCols]) {
+#pragma unroll
+    for (int i = 0; i < 8; ++i)
+#pragma unroll
+      for (int j = 0; j < kCols; ++j) acc[i][j] = 0.f;
+  }
+
+  // C tile (row0, col0) = alpha * acc + beta * C: float4 stores, guarded (scalar where a row
+  // segment is misaligned or crosses n).
+  static __device__ __forceinline__ void store_tile(const Epilogue& ep, int row0, int col0,
+                                                    const Pos& p, const float (&acc)[8][kCols]) {
+#pragma unroll
+    for (int s = 0; s < 2; ++s)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int r = row0 + p.a_off + s * 16 + i;
+#pragma unroll
+        for (int t = 0; t < kTN; ++t) {
+          const float* v = &acc[s * 4 + i][t * 4];
+          ep.store4(r, col0 + p.b_off + t * 32, make_float4(v[0], v[1], v[2], v[3]));
+        }
+      }
+  }
+
+  // Split-k epilogue: C += alpha * acc with atomics (C was scaled by beta beforehand). 16-byte
+  // vector atomics on sm_90 where the row segment allows, else one per element.
+  static __device__ __forceinline__ void add_tile_atomic(const Epilogue& ep, int row0, int col0,
+                                                         const Pos& p,
+                                                         const float (&acc)[8][kCols]) {
+#pragma unroll
+    for (int s = 0; s < 2; ++s)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int r = row0 + p.a_off + s * 16 + i;
+        if (r >= ep.m) continue;
+#pragma unroll
+        for (int t = 0; t < kTN; ++t) {
+          const int c = col0 + p.b_off + t * 32;
+          const float* v = &acc[s * 4 + i][t * 4];
+          float* dst = ep.C + r * ep.ldc + c;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+          if (c + 3 < ep.n && (reinterpret_cast<uintptr_t>(dst) & 15) == 0) {
+            atomicAdd(reinterpret_cast<float4*>(dst),
+                      make_float4(ep.alpha * v[0], ep.alpha * v[1], ep.alpha * v[2],
+                                  ep.alpha * v[3]));
+            continue;
+          }
+#endif
+#pragma unroll
+          for (int j = 0; j < 4; ++j)
+            if (c + j < ep.n) atomicAdd(dst + j, ep.alpha * v[j]);
+        }
+      }
+  }
+};
+
+}  // namespace simt_wt
+}  // namespace gemmlab
