@@ -24,7 +24,8 @@ struct Case {
   Precision precision;
   Shape shape;
   Op op_a, op_b;
-  int pad;          // extra elements per row of A, B and C (3 breaks 16-byte row alignment)
+  int pad;          // extra elements per row of A, B and C (3 breaks 16-byte row alignment);
+                    // with pad > 0 the matrices also start one element past a 256-byte boundary
   bool beta_zero;   // beta = 0 with C poisoned by NaN, else beta != 0 with random C
 };
 
@@ -79,19 +80,24 @@ TEST_P(KernelCase, MatchesFp64Reference) {
   const int64_t c_elems = p.m * p.ldc;  // whole rows, so the padding columns can be checked
 
   const int eb = input_bytes(c.precision);
-  DeviceMem a(a_elems * eb), b(b_elems * eb), cbuf(c_elems * sizeof(float));
+  const int64_t offset = c.pad > 0 ? 1 : 0;  // misaligned base pointers too
+  DeviceMem a((a_elems + offset) * eb), b((b_elems + offset) * eb),
+      cbuf((c_elems + offset) * sizeof(float));
   ASSERT_TRUE(a.ptr && b.ptr && cbuf.ptr) << "cudaMalloc failed";
-  ASSERT_EQ(fill_random_device(a.ptr, a_elems, c.precision, seed + 1), cudaSuccess);
-  ASSERT_EQ(fill_random_device(b.ptr, b_elems, c.precision, seed + 2), cudaSuccess);
+  void* a_ptr = a.as<char>() + offset * eb;
+  void* b_ptr = b.as<char>() + offset * eb;
+  float* c_ptr = cbuf.as<float>() + offset;
+  ASSERT_EQ(fill_random_device(a_ptr, a_elems, c.precision, seed + 1), cudaSuccess);
+  ASSERT_EQ(fill_random_device(b_ptr, b_elems, c.precision, seed + 2), cudaSuccess);
   // C before the call: NaN (beta = 0 must not read it) or random values; copied to restore it.
   std::vector<float> c_before(c_elems);
   if (c.beta_zero)
-    ASSERT_EQ(fill_nan_device(cbuf.as<float>(), c_elems), cudaSuccess);
+    ASSERT_EQ(fill_nan_device(c_ptr, c_elems), cudaSuccess);
   else
-    ASSERT_EQ(fill_random_device_f32(cbuf.as<float>(), c_elems, seed + 3), cudaSuccess);
-  ASSERT_EQ(cudaMemcpy(c_before.data(), cbuf.ptr, c_elems * sizeof(float), cudaMemcpyDeviceToHost),
+    ASSERT_EQ(fill_random_device_f32(c_ptr, c_elems, seed + 3), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(c_before.data(), c_ptr, c_elems * sizeof(float), cudaMemcpyDeviceToHost),
             cudaSuccess);
-  p.A = a.ptr, p.B = b.ptr, p.C = cbuf.as<float>();
+  p.A = a_ptr, p.B = b_ptr, p.C = c_ptr;
 
   std::vector<double> ref(p.m * p.n);
   ASSERT_EQ(reference_gemm_gpu(p, ref.data()), "");
@@ -106,13 +112,13 @@ TEST_P(KernelCase, MatchesFp64Reference) {
       std::printf("[  NOTE    ] %s not run: needs sm_%d, device is sm_%d\n", kd.name, kd.min_cc, cc);
       continue;
     }
-    ASSERT_EQ(cudaMemcpy(cbuf.ptr, c_before.data(), c_elems * sizeof(float), cudaMemcpyHostToDevice),
+    ASSERT_EQ(cudaMemcpy(c_ptr, c_before.data(), c_elems * sizeof(float), cudaMemcpyHostToDevice),
               cudaSuccess);
     const Status s = gemm(p.op_a, p.op_b, p.m, p.n, p.k, p.alpha, p.A, p.lda, p.B, p.ldb, p.beta,
                           p.C, p.ldc, p.precision, kd.name);
     ASSERT_EQ(s, Status::Success) << last_error_message();
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << cudaGetErrorString(cudaGetLastError());
-    ASSERT_EQ(cudaMemcpy(out.data(), cbuf.ptr, c_elems * sizeof(float), cudaMemcpyDeviceToHost),
+    ASSERT_EQ(cudaMemcpy(out.data(), c_ptr, c_elems * sizeof(float), cudaMemcpyDeviceToHost),
               cudaSuccess);
     const double err = relative_error(out.data(), p.ldc, ref.data(), p.m, p.n);
     EXPECT_LE(err, error_bound(c.precision)) << "relative error " << err;
