@@ -39,9 +39,15 @@ constexpr int kGroupRows = 16;   // tile rows per band of the grouped order: a w
 template <typename T, bool kAK, bool kBK>
 using Tile = StageTile<T, kBM, kBN, kAK, kBK>;
 
+// The epilogue goes through a private shared-memory buffer per consumer warpgroup (the stages
+// can't host it: the producer is already filling them for the next tile). kStagedRowMajor: also
+// for unswapped results (a swapped, transposed result always is staged).
+constexpr bool kStagedRowMajor = true;
+
 template <typename T, bool kAK, bool kBK>
 constexpr int smem_bytes() {
-  return kStages * Tile<T, kAK, kBK>::kBytes + 1024 /* alignment slack */ + 2 * kStages * 8;
+  return kStages * Tile<T, kAK, kBK>::kBytes + 2 * kStagedEpilogueBytes +
+         1024 /* alignment slack */ + 2 * kStages * 8;
 }
 
 // Tile order: the full tiles first, in grouped order, then the partial ones (the last tile column,
@@ -60,11 +66,12 @@ __device__ __forceinline__ TileCoord tile_of(int linear, int rows, int cols, int
   return {full_m * kBM, e * kBN};
 }
 
-template <typename T, bool kAK, bool kBK>
+// kSwapped: the kernel computes C^T (see PreparedOperands) and stores its result transposed.
+template <typename T, bool kAK, bool kBK, bool kSwapped>
 __global__ void __launch_bounds__(kThreads, 1)
     ws_persistent_kernel(const __grid_constant__ CUtensorMap map_a,
                          const __grid_constant__ CUtensorMap map_b, Epilogue ep, int k, int rows,
-                         int cols, int m_tiles, int n_tiles, bool swapped) {
+                         int cols, int m_tiles, int n_tiles) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using TileT = Tile<T, kAK, kBK>;
   // tf32 with an MN-major A: A goes shared memory -> registers -> wgmma (see StageTile).
@@ -72,7 +79,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   extern __shared__ uint8_t smem_raw[];
   // Swizzled tiles must start on 1024-byte boundaries (the swizzle pattern's period).
   uint8_t* smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
-  uint64_t* full = reinterpret_cast<uint64_t*>(smem + kStages * TileT::kBytes);
+  float* epilogue_buf = reinterpret_cast<float*>(smem + kStages * TileT::kBytes);
+  uint64_t* full =
+      reinterpret_cast<uint64_t*>(smem + kStages * TileT::kBytes + 2 * kStagedEpilogueBytes);
   uint64_t* empty = full + kStages;
 
   const int wg = threadIdx.x / 128;
@@ -189,23 +198,33 @@ __global__ void __launch_bounds__(kThreads, 1)
       wgmma_wait<0>();
       fence_operand(d);
       if (signals) mbar_arrive(&empty[prev]);
-      int row_lo, row_hi;  // the tile rows this thread's accumulators hold
-      if constexpr (kRegisterA) {
-        row_lo = TileT::register_a_row(0), row_hi = TileT::register_a_row(1);
+      // The rows (within the warpgroup's 64) this thread's accumulators hold.
+      const int row_lo = kRegisterA ? TileT::register_a_row(0) : fragment_row(0);
+      const int row_hi = kRegisterA ? TileT::register_a_row(1) : fragment_row(1);
+      const int row0 = tc.row0 + 64 * cw;
+      float* buf = epilogue_buf + cw * (kStagedEpilogueBytes / 4);
+      if constexpr (kSwapped) {
+        static_assert(kRegisterA, "only tf32 NN is swapped, and it has a register A");
+        store_fragment_staged<kBN, true, 4>(ep, d, buf, 1 + cw, row_lo, row_hi, row0,
+                                                tc.col0);
+      } else if constexpr (kStagedRowMajor && !kRegisterA) {
+        // (tf32 TN, with its two A register sets, would spill in the staged epilogue.)
+        store_fragment_staged<kBN, false>(ep, d, buf, 1 + cw, row_lo, row_hi, row0, tc.col0);
       } else {
-        row_lo = fragment_row(0), row_hi = fragment_row(1);
+        store_fragment<kBN>(ep, d, row0 + row_lo, row0 + row_hi, tc.col0);
       }
-      row_lo += tc.row0 + 64 * cw, row_hi += tc.row0 + 64 * cw;
-      if (swapped) store_fragment_transposed<kBN>(ep, d, row_lo, row_hi, tc.col0);
-      else store_fragment<kBN>(ep, d, row_lo, row_hi, tc.col0);
     }
   }
 #endif
 }
 
-template <typename T, bool kAK, bool kBK>
-const void* kernel_ptr() {
-  return reinterpret_cast<const void*>(ws_persistent_kernel<T, kAK, kBK>);
+// Calls f(bool_constant<swapped>) for a kernel of a and b's majorness; only tf32 with an
+// MN-major (register) A is ever swapped, so only that instantiates the swapped kernel.
+template <typename T, bool kAK, typename F>
+cudaError_t by_swap(bool swapped, F&& f) {
+  if constexpr (std::is_same<T, float>::value && !kAK)
+    if (swapped) return f(std::true_type{});
+  return f(std::false_type{});
 }
 
 LaunchConfig config(const GemmProblem& p) {
@@ -213,9 +232,12 @@ LaunchConfig config(const GemmProblem& p) {
   const KernelLayout kl = kernel_layout(p, true);
   dispatch<true>(p.precision, kl.a_k_major, kl.b_k_major, [&](auto tag, auto ak, auto bk) {
     using T = typename decltype(tag)::type;
-    c.kernel = kernel_ptr<T, decltype(ak)::value, decltype(bk)::value>();
-    c.smem_bytes = smem_bytes<T, decltype(ak)::value, decltype(bk)::value>();
-    return cudaSuccess;
+    constexpr bool kAK = decltype(ak)::value, kBK = decltype(bk)::value;
+    return by_swap<T, kAK>(kl.swapped, [&](auto sw) {
+      c.kernel = reinterpret_cast<const void*>(ws_persistent_kernel<T, kAK, kBK, decltype(sw)::value>);
+      c.smem_bytes = smem_bytes<T, kAK, kBK>();
+      return cudaSuccess;
+    });
   });
   TileGrid tg = make_tile_grid(p, kBM, kBN);
   if (kl.swapped) std::swap(tg.m_tiles, tg.n_tiles);
@@ -224,13 +246,13 @@ LaunchConfig config(const GemmProblem& p) {
   return c;
 }
 
-template <typename T, bool kAK, bool kBK>
+template <typename T, bool kAK, bool kBK, bool kSwapped>
 cudaError_t launch_typed(const GemmProblem& p, const PreparedOperands& ops) {
   CUtensorMap map_a, map_b;
   cudaError_t e = make_tensor_map(&map_a, ops.a, p.precision, kBM);
   if (e == cudaSuccess) e = make_tensor_map(&map_b, ops.b, p.precision, kBN);
   if (e != cudaSuccess) return e;
-  auto* kern = ws_persistent_kernel<T, kAK, kBK>;
+  auto* kern = ws_persistent_kernel<T, kAK, kBK, kSwapped>;
   constexpr int smem = smem_bytes<T, kAK, kBK>();
   e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   if (e != cudaSuccess) return e;
@@ -239,7 +261,7 @@ cudaError_t launch_typed(const GemmProblem& p, const PreparedOperands& ops) {
   const int m_tiles = ceil_div(rows, kBM), n_tiles = ceil_div(cols, kBN);
   const int grid = std::min(m_tiles * n_tiles, sm90::num_sms());
   kern<<<grid, kThreads, smem, p.stream>>>(map_a, map_b, make_epilogue(p), static_cast<int>(p.k),
-                                           rows, cols, m_tiles, n_tiles, ops.swapped);
+                                           rows, cols, m_tiles, n_tiles);
   return cudaGetLastError();
 }
 
@@ -249,7 +271,9 @@ cudaError_t launch(const GemmProblem& p) {
   if (e == cudaSuccess)
     e = dispatch<true>(p.precision, ops.a.k_major, ops.b.k_major, [&](auto tag, auto ak, auto bk) {
       using T = typename decltype(tag)::type;
-      return launch_typed<T, decltype(ak)::value, decltype(bk)::value>(p, ops);
+      constexpr bool kAK = decltype(ak)::value, kBK = decltype(bk)::value;
+      return by_swap<T, kAK>(ops.swapped,
+                             [&](auto sw) { return launch_typed<T, kAK, kBK, decltype(sw)::value>(p, ops); });
     });
   const cudaError_t r = release_operands(p, &ops);
   return e != cudaSuccess ? e : r;
