@@ -550,6 +550,25 @@ struct StageTile {
     }
   }
 
+  // Edge tiles with at most kEdgeRows valid rows of A (or columns of B) load only that part of
+  // the operand: 8 rows of a K-major one (through a second tensor map whose box has 8 rows), or
+  // the first chunk of an MN-major one. The rest of the stage keeps stale data from earlier
+  // tiles; it only feeds accumulator rows (columns) past the end, which the epilogue drops.
+  // A size like 4097 makes every partial tile such a 1-row or 1-column strip.
+  static constexpr int kEdgeRows = 8;
+  static constexpr int kAEdgeBytes = kAKMajor ? kEdgeRows * 128 : kChunkBytes;
+  static constexpr int kBEdgeBytes = kBKMajor ? kEdgeRows * 128 : kChunkBytes;
+  __device__ static void load_a_edge(const CUtensorMap* map, const CUtensorMap* map_edge,
+                                     uint8_t* stage, uint64_t* bar, int m0, int k0) {
+    if constexpr (kAKMajor) tma_load_2d(stage, map_edge, bar, k0, m0);
+    else tma_load_2d(stage, map, bar, m0, k0);
+  }
+  __device__ static void load_b_edge(const CUtensorMap* map, const CUtensorMap* map_edge,
+                                     uint8_t* stage, uint64_t* bar, int n0, int k0) {
+    if constexpr (kBKMajor) tma_load_2d(stage + kABytes, map_edge, bar, k0, n0);
+    else tma_load_2d(stage + kABytes, map, bar, n0, k0);
+  }
+
   // d (64 x kBN) += A rows [64 wg, 64 wg + 64) x B over the stage's kBK. scale_d = 0 on the first
   // wgmma of a tile overwrites d instead of accumulating (no zero-initialization needed).
   // kNarrow: only the first 8 columns (an edge tile with <= 8 valid ones): m64n8, d[0..3].

@@ -70,7 +70,9 @@ __device__ __forceinline__ TileCoord tile_of(int linear, int rows, int cols, int
 template <typename T, bool kAK, bool kBK, bool kSwapped>
 __global__ void __launch_bounds__(kThreads, 1)
     ws_persistent_kernel(const __grid_constant__ CUtensorMap map_a,
-                         const __grid_constant__ CUtensorMap map_b, Epilogue ep, int k, int rows,
+                         const __grid_constant__ CUtensorMap map_b,
+                         const __grid_constant__ CUtensorMap map_a_edge,
+                         const __grid_constant__ CUtensorMap map_b_edge, Epilogue ep, int k, int rows,
                          int cols, int m_tiles, int n_tiles) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using TileT = Tile<T, kAK, kBK>;
@@ -91,6 +93,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (threadIdx.x == 0) {
     prefetch_tensor_map(&map_a);
     prefetch_tensor_map(&map_b);
+    prefetch_tensor_map(&map_a_edge);
+    prefetch_tensor_map(&map_b_edge);
     for (int s = 0; s < kStages; ++s) {
       mbar_init(&full[s], 1);   // the producer's arrive_expect_tx (+ the TMA bytes)
       mbar_init(&empty[s], 2);  // one arrive per consumer warpgroup
@@ -107,14 +111,21 @@ __global__ void __launch_bounds__(kThreads, 1)
       uint32_t phase = 0;
       for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
         const TileCoord tc = tile_of(tile, rows, cols, m_tiles, n_tiles);
+        const bool edge_a = rows - tc.row0 <= TileT::kEdgeRows;
+        const bool edge_b = cols - tc.col0 <= TileT::kEdgeRows;
+        const uint32_t bytes = (edge_a ? TileT::kAEdgeBytes : TileT::kABytes) +
+                               (edge_b ? TileT::kBEdgeBytes : TileT::kBBytes);
         for (int kb = 0; kb < num_kb; ++kb) {
           // Wait until both consumers released this slot. On the first pass the wait is for
           // the phase before the barrier's first one, which counts as complete.
           mbar_wait(&empty[s], phase ^ 1);
           uint8_t* stage = smem + s * TileT::kBytes;
-          mbar_arrive_expect_tx(&full[s], TileT::kBytes);  // OOB zero-fill still counts full boxes
-          TileT::load_a(&map_a, stage, &full[s], tc.row0, kb * TileT::kBK);
-          TileT::load_b(&map_b, stage, &full[s], tc.col0, kb * TileT::kBK, 0, kBN, 0);
+          mbar_arrive_expect_tx(&full[s], bytes);  // OOB zero-fill still counts full boxes
+          const int k0 = kb * TileT::kBK;
+          if (edge_a) TileT::load_a_edge(&map_a, &map_a_edge, stage, &full[s], tc.row0, k0);
+          else TileT::load_a(&map_a, stage, &full[s], tc.row0, k0);
+          if (edge_b) TileT::load_b_edge(&map_b, &map_b_edge, stage, &full[s], tc.col0, k0);
+          else TileT::load_b(&map_b, stage, &full[s], tc.col0, k0, 0, kBN, 0);
           if (++s == kStages) s = 0, phase ^= 1;
         }
       }
@@ -248,9 +259,12 @@ LaunchConfig config(const GemmProblem& p) {
 
 template <typename T, bool kAK, bool kBK, bool kSwapped>
 cudaError_t launch_typed(const GemmProblem& p, const PreparedOperands& ops) {
-  CUtensorMap map_a, map_b;
+  using TileT = Tile<T, kAK, kBK>;
+  CUtensorMap map_a, map_b, map_a_edge, map_b_edge;
   cudaError_t e = make_tensor_map(&map_a, ops.a, p.precision, kBM);
   if (e == cudaSuccess) e = make_tensor_map(&map_b, ops.b, p.precision, kBN);
+  if (e == cudaSuccess) e = make_tensor_map(&map_a_edge, ops.a, p.precision, TileT::kEdgeRows);
+  if (e == cudaSuccess) e = make_tensor_map(&map_b_edge, ops.b, p.precision, TileT::kEdgeRows);
   if (e != cudaSuccess) return e;
   auto* kern = ws_persistent_kernel<T, kAK, kBK, kSwapped>;
   constexpr int smem = smem_bytes<T, kAK, kBK>();
@@ -260,8 +274,8 @@ cudaError_t launch_typed(const GemmProblem& p, const PreparedOperands& ops) {
   const int rows = static_cast<int>(ops.a.mn), cols = static_cast<int>(ops.b.mn);
   const int m_tiles = ceil_div(rows, kBM), n_tiles = ceil_div(cols, kBN);
   const int grid = std::min(m_tiles * n_tiles, sm90::num_sms());
-  kern<<<grid, kThreads, smem, p.stream>>>(map_a, map_b, make_epilogue(p), static_cast<int>(p.k),
-                                           rows, cols, m_tiles, n_tiles);
+  kern<<<grid, kThreads, smem, p.stream>>>(map_a, map_b, map_a_edge, map_b_edge, make_epilogue(p),
+                                           static_cast<int>(p.k), rows, cols, m_tiles, n_tiles);
   return cudaGetLastError();
 }
 
