@@ -35,6 +35,12 @@ constexpr int kBM = 128, kBN = 256, kStages = 4;
 constexpr int kThreads = 384;    // warpgroup 0: producer; 1 and 2: consumers
 constexpr int kGroupRows = 16;   // tile rows per band of the grouped order: a wave of 132 tiles
                                  // covers ~16 x 8 tiles, i.e. ~2048 rows of A and ~2048 columns of B
+// Clusters of kCluster CTAs stacked along M run the tiles of one kCluster * 128 x 256 cluster
+// tile: they need the same B tile, so each loads 1 / kCluster of it and multicasts that part to
+// all of them (L2 -> SM traffic for B divided by kCluster). A stage may then be overwritten by
+// any CTA of the cluster, so it is free only once the consumers of every CTA released it.
+constexpr int kCluster = 1;
+constexpr int kCM = kBM * kCluster;  // rows of a cluster tile
 
 template <typename T, bool kAK, bool kBK>
 using Tile = StageTile<T, kBM, kBN, kAK, kBK>;
@@ -54,16 +60,18 @@ constexpr int smem_bytes() {
 // then the last tile row). Partial tiles of a size like 4097 hold 1 row or 1 column; the edge
 // handling below makes them cheap, and putting them last lets them fill the final, partial wave
 // instead of costing a whole extra round of full tiles.
+// The order runs over cluster tiles (kCM x kBN); m_tiles counts cluster tile rows.
 __device__ __forceinline__ TileCoord tile_of(int linear, int rows, int cols, int m_tiles,
                                              int n_tiles) {
-  const int full_m = rows / kBM, full_n = cols / kBN;
-  if (linear < full_m * full_n) return tile_grouped(linear, kBM, kBN, full_m, full_n, kGroupRows);
+  const int full_m = rows / kCM, full_n = cols / kBN;
+  if (linear < full_m * full_n)
+    return tile_grouped(linear, kCM, kBN, full_m, full_n, kGroupRows / kCluster);
   int e = linear - full_m * full_n;
   if (n_tiles > full_n) {
-    if (e < m_tiles) return {e * kBM, full_n * kBN};
+    if (e < m_tiles) return {e * kCM, full_n * kBN};
     e -= m_tiles;
   }
-  return {full_m * kBM, e * kBN};
+  return {full_m * kCM, e * kBN};
 }
 
 // kSwapped: the kernel computes C^T (see PreparedOperands) and stores its result transposed.
@@ -88,7 +96,19 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   const int wg = threadIdx.x / 128;
   const int num_kb = ceil_div(k, TileT::kBK);
-  const int tiles = m_tiles * n_tiles;
+  const int tiles = m_tiles * n_tiles;  // cluster tiles
+  // This CTA's 128 rows of a cluster tile.
+  const int rank = kCluster > 1 ? static_cast<int>(cluster_ctarank()) : 0;
+  const int cluster = blockIdx.x / kCluster, clusters = gridDim.x / kCluster;
+  // Releases a stage in every CTA of the cluster (their producers may all write into it).
+  auto release = [&](int slot) {
+    if constexpr (kCluster == 1) {
+      mbar_arrive(&empty[slot]);
+    } else {
+#pragma unroll
+      for (int c = 0; c < kCluster; ++c) mbar_arrive_cluster(&empty[slot], c);
+    }
+  };
 
   if (threadIdx.x == 0) {
     prefetch_tensor_map(&map_a);
@@ -97,11 +117,13 @@ __global__ void __launch_bounds__(kThreads, 1)
     prefetch_tensor_map(&map_b_edge);
     for (int s = 0; s < kStages; ++s) {
       mbar_init(&full[s], 1);   // the producer's arrive_expect_tx (+ the TMA bytes)
-      mbar_init(&empty[s], 2);  // one arrive per consumer warpgroup
+      mbar_init(&empty[s], 2 * kCluster);  // one arrive per consumer warpgroup of the cluster
     }
     fence_barrier_init();
   }
-  __syncthreads();
+  // The barriers of every CTA must be initialized before any multicast or remote arrive.
+  if constexpr (kCluster > 1) cluster_sync();
+  else __syncthreads();
 
   if (wg == 0) {
     // ---- producer ----
@@ -109,23 +131,30 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (threadIdx.x == 0) {
       int s = 0;
       uint32_t phase = 0;
-      for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        const TileCoord tc = tile_of(tile, rows, cols, m_tiles, n_tiles);
+      for (int tile = cluster; tile < tiles; tile += clusters) {
+        TileCoord tc = tile_of(tile, rows, cols, m_tiles, n_tiles);
+        tc.row0 += kBM * rank;  // past the end for a CTA without rows: zero-filled, not stored
         const bool edge_a = rows - tc.row0 <= TileT::kEdgeRows;
         const bool edge_b = cols - tc.col0 <= TileT::kEdgeRows;
         const uint32_t bytes = (edge_a ? TileT::kAEdgeBytes : TileT::kABytes) +
                                (edge_b ? TileT::kBEdgeBytes : TileT::kBBytes);
         for (int kb = 0; kb < num_kb; ++kb) {
-          // Wait until both consumers released this slot. On the first pass the wait is for
-          // the phase before the barrier's first one, which counts as complete.
+          // Wait until all consumers of the cluster released this slot. On the first pass the
+          // wait is for the phase before the barrier's first one, which counts as complete.
           mbar_wait(&empty[s], phase ^ 1);
           uint8_t* stage = smem + s * TileT::kBytes;
-          mbar_arrive_expect_tx(&full[s], bytes);  // OOB zero-fill still counts full boxes
+          // OOB zero-fill still counts full boxes; the bytes of B multicast by the other CTAs
+          // count here too (and may land before this arrive: the phase still needs it).
+          mbar_arrive_expect_tx(&full[s], bytes);
           const int k0 = kb * TileT::kBK;
           if (edge_a) TileT::load_a_edge(&map_a, &map_a_edge, stage, &full[s], tc.row0, k0);
           else TileT::load_a(&map_a, stage, &full[s], tc.row0, k0);
           if (edge_b) TileT::load_b_edge(&map_b, &map_b_edge, stage, &full[s], tc.col0, k0);
-          else TileT::load_b(&map_b, stage, &full[s], tc.col0, k0, 0, kBN, 0);
+          else if constexpr (kCluster == 1)
+            TileT::load_b(&map_b, stage, &full[s], tc.col0, k0, 0, kBN, 0);
+          else  // this CTA's 1 / kCluster of the columns, to every CTA of the cluster
+            TileT::load_b(&map_b, stage, &full[s], tc.col0, k0, rank * (kBN / kCluster),
+                          kBN / kCluster, (1u << kCluster) - 1);
           if (++s == kStages) s = 0, phase ^= 1;
         }
       }
@@ -139,8 +168,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     float d[kBN / 2];
     int s = 0;
     uint32_t phase = 0;
-    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-      const TileCoord tc = tile_of(tile, rows, cols, m_tiles, n_tiles);
+    for (int tile = cluster; tile < tiles; tile += clusters) {
+      TileCoord tc = tile_of(tile, rows, cols, m_tiles, n_tiles);
+      tc.row0 += kBM * rank;
       // Edge tiles: a warpgroup whose 64 rows are all past the end only keeps the ring moving;
       // a tile with <= 8 valid columns uses m64n8 (d[0..3]; the other accumulators are stale but
       // their columns are past the end, so the epilogue's bounds checks drop them).
@@ -158,7 +188,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             // Keep this k-block's wgmmas in flight; the previous block's have retired, so its
             // stage can go back to the producer.
             wgmma_wait<1>();
-            if (kb > 0 && signals) mbar_arrive(&empty[prev]);
+            if (kb > 0 && signals) release(prev);
             prev = s;
             if (++s == kStages) s = 0, phase ^= 1;
           }
@@ -181,7 +211,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             wgmma_commit();
             wgmma_wait<1>();
             fence_operand(other);
-            if (kb > 0 && signals) mbar_arrive(&empty[prev]);
+            if (kb > 0 && signals) release(prev);
             prev = s;
             if (++s == kStages) s = 0, phase ^= 1;
             if (kb + 1 < num_kb) load(other);  // same slot/phase the next step will use
@@ -199,7 +229,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (!active) {
         for (int kb = 0; kb < num_kb; ++kb) {
           mbar_wait(&full[s], phase);
-          if (signals) mbar_arrive(&empty[s]);
+          if (signals) release(s);
           if (++s == kStages) s = 0, phase ^= 1;
         }
         continue;
@@ -208,7 +238,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       else mainloop(std::false_type{});
       wgmma_wait<0>();
       fence_operand(d);
-      if (signals) mbar_arrive(&empty[prev]);
+      if (signals) release(prev);
       // The rows (within the warpgroup's 64) this thread's accumulators hold.
       const int row_lo = kRegisterA ? TileT::register_a_row(0) : fragment_row(0);
       const int row_hi = kRegisterA ? TileT::register_a_row(1) : fragment_row(1);
@@ -226,6 +256,9 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
     }
   }
+  // No CTA may exit while another one of its cluster can still multicast into its shared memory
+  // or arrive on its barriers.
+  if constexpr (kCluster > 1) cluster_sync();
 #endif
 }
 
@@ -252,7 +285,8 @@ LaunchConfig config(const GemmProblem& p) {
   });
   TileGrid tg = make_tile_grid(p, kBM, kBN);
   if (kl.swapped) std::swap(tg.m_tiles, tg.n_tiles);
-  c.grid = dim3(static_cast<unsigned>(std::min(tg.m_tiles * tg.n_tiles, sm90::num_sms())));
+  const int cluster_tiles = ceil_div(tg.m_tiles, kCluster) * tg.n_tiles;
+  c.grid = dim3(static_cast<unsigned>(kCluster * std::min(cluster_tiles, sm90::num_sms() / kCluster)));
   c.block = dim3(kThreads);
   return c;
 }
@@ -262,7 +296,7 @@ cudaError_t launch_typed(const GemmProblem& p, const PreparedOperands& ops) {
   using TileT = Tile<T, kAK, kBK>;
   CUtensorMap map_a, map_b, map_a_edge, map_b_edge;
   cudaError_t e = make_tensor_map(&map_a, ops.a, p.precision, kBM);
-  if (e == cudaSuccess) e = make_tensor_map(&map_b, ops.b, p.precision, kBN);
+  if (e == cudaSuccess) e = make_tensor_map(&map_b, ops.b, p.precision, kBN / kCluster);
   if (e == cudaSuccess) e = make_tensor_map(&map_a_edge, ops.a, p.precision, TileT::kEdgeRows);
   if (e == cudaSuccess) e = make_tensor_map(&map_b_edge, ops.b, p.precision, TileT::kEdgeRows);
   if (e != cudaSuccess) return e;
@@ -270,13 +304,29 @@ cudaError_t launch_typed(const GemmProblem& p, const PreparedOperands& ops) {
   constexpr int smem = smem_bytes<T, kAK, kBK>();
   e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   if (e != cudaSuccess) return e;
-  // The tile grid runs over the kernel's a x b (n x m when swapped).
+  // The tile grid runs over the kernel's a x b (n x m when swapped), in cluster tiles.
   const int rows = static_cast<int>(ops.a.mn), cols = static_cast<int>(ops.b.mn);
-  const int m_tiles = ceil_div(rows, kBM), n_tiles = ceil_div(cols, kBN);
-  const int grid = std::min(m_tiles * n_tiles, sm90::num_sms());
-  kern<<<grid, kThreads, smem, p.stream>>>(map_a, map_b, map_a_edge, map_b_edge, make_epilogue(p),
-                                           static_cast<int>(p.k), rows, cols, m_tiles, n_tiles);
-  return cudaGetLastError();
+  const int m_tiles = ceil_div(rows, kCM), n_tiles = ceil_div(cols, kBN);
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = kCluster, attr[0].val.clusterDim.y = 1, attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr, cfg.numAttrs = kCluster > 1 ? 1 : 0;
+  cfg.blockDim = dim3(kThreads), cfg.dynamicSmemBytes = smem, cfg.stream = p.stream;
+  // Persistent: one CTA per SM, or as many clusters as fit at once (a cluster's CTAs share a
+  // GPC), queried once.
+  static const int max_clusters = [&] {
+    int n = sm90::num_sms() / kCluster;
+    if constexpr (kCluster > 1) {
+      cfg.gridDim = dim3(n * kCluster);
+      int q = 0;
+      if (cudaOccupancyMaxActiveClusters(&q, kern, &cfg) == cudaSuccess && q >= 1) n = q;
+    }
+    return n;
+  }();
+  cfg.gridDim = dim3(static_cast<unsigned>(kCluster * std::min(m_tiles * n_tiles, max_clusters)));
+  return cudaLaunchKernelEx(&cfg, kern, map_a, map_b, map_a_edge, map_b_edge, make_epilogue(p),
+                            static_cast<int>(p.k), rows, cols, m_tiles, n_tiles);
 }
 
 cudaError_t launch(const GemmProblem& p) {
