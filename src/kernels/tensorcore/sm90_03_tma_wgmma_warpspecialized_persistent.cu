@@ -12,14 +12,19 @@
 // tiles (m64n256 per warpgroup, 128 accumulators per thread). tf32 with an MN-major A loads A
 // into registers (conflict-free row order, one block ahead) instead of transposing it, and tf32
 // NN runs swapped (C^T = B^T A^T) so B takes that place; partial tiles run last, with m64n8 when
-// they hold <= 8 columns and idle warpgroups when rows run out.
+// they hold <= 8 columns and idle warpgroups when rows run out. Edge tiles with <= 8 valid rows
+// or columns load only 8 rows (or one chunk) of that operand. The epilogue stages each 64 x 64
+// piece of the accumulators in shared memory and writes C as coalesced float4 rows (for the
+// swapped tf32 NN transposed on the way), instead of 8-byte (4-byte when transposed) stores.
 // Seed: beyond the seeds.
 // Measured 2026-11-22, H100 80GB HBM3, gemm-bench NN, same run as cuBLAS (median of 20):
-//   4096^3: bf16 721.5 TFLOP/s (95% of cuBLAS 762.4), fp16 707.6 (96% of 740.4),
-//           tf32 379.6 (94% of 402.2); tf32 NT/TT (no swap) 96-98% in an earlier run.
-//   8192^3: bf16 772.3 (98%), fp16 731.8 (97%), tf32 371.6 (93%).
-//   4097^3 (operands packed to 128-byte rows inside the call): bf16 400.4 (2.99x cuBLAS 133.8),
-//           fp16 390.2 (2.90x), tf32 234.1 (2.03x).
+//   4096^3: bf16 748.9 TFLOP/s (99% of cuBLAS 759.1), fp16 722.5 (98% of 738.9),
+//           tf32 399.8 (99% of 405.8); tf32 NT 98%, TT 97%, TN 116%; bf16 NT/TN/TT 98-99%.
+//   8192^3: bf16 775.4 (99% of 785.5), fp16 738.8 (98% of 750.6), tf32 399.6 (98% of 408.3).
+//   4097^3 (operands packed to 128-byte rows inside the call): bf16 475.8 (3.54x cuBLAS 134.5),
+//           fp16 468.7 (3.46x of 135.6), tf32 267.4 (2.30x of 116.1).
+// (Before the staged epilogue and edge loads: 4096^3 bf16 95%, fp16 96%, tf32 94%; 4097^3
+// tf32 2.03x.) kCluster = 2 (B multicast) passes the tests but ran at 42% of cuBLAS: parked at 1.
 #include <algorithm>
 #include <type_traits>
 
@@ -39,6 +44,9 @@ constexpr int kGroupRows = 16;   // tile rows per band of the grouped order: a w
 // tile: they need the same B tile, so each loads 1 / kCluster of it and multicasts that part to
 // all of them (L2 -> SM traffic for B divided by kCluster). A stage may then be overwritten by
 // any CTA of the cluster, so it is free only once the consumers of every CTA released it.
+// kCluster = 2 passes every test, with 66 clusters resident, but ran at 42% of cuBLAS (bf16
+// 4096^3 and 8192^3, H100, 2026-11-22): something in the cross-CTA handshake serializes and is
+// not yet found, so the kernel runs without clusters (1) until then.
 constexpr int kCluster = 1;
 constexpr int kCM = kBM * kCluster;  // rows of a cluster tile
 
@@ -46,9 +54,7 @@ template <typename T, bool kAK, bool kBK>
 using Tile = StageTile<T, kBM, kBN, kAK, kBK>;
 
 // The epilogue goes through a private shared-memory buffer per consumer warpgroup (the stages
-// can't host it: the producer is already filling them for the next tile). kStagedRowMajor: also
-// for unswapped results (a swapped, transposed result always is staged).
-constexpr bool kStagedRowMajor = true;
+// can't host it: the producer is already filling them for the next tile).
 
 template <typename T, bool kAK, bool kBK>
 constexpr int smem_bytes() {
@@ -246,10 +252,9 @@ __global__ void __launch_bounds__(kThreads, 1)
       float* buf = epilogue_buf + cw * (kStagedEpilogueBytes / 4);
       if constexpr (kSwapped) {
         static_assert(kRegisterA, "only tf32 NN is swapped, and it has a register A");
-        store_fragment_staged<kBN, true, 4>(ep, d, buf, 1 + cw, row_lo, row_hi, row0,
-                                                tc.col0);
-      } else if constexpr (kStagedRowMajor && !kRegisterA) {
-        // (tf32 TN, with its two A register sets, would spill in the staged epilogue.)
+        store_fragment_staged<kBN, true, 4>(ep, d, buf, 1 + cw, row_lo, row_hi, row0, tc.col0);
+      } else if constexpr (!kRegisterA) {
+        // (tf32 TN/TT, with their two A register sets, would spill in the staged epilogue.)
         store_fragment_staged<kBN, false>(ep, d, buf, 1 + cw, row_lo, row_hi, row0, tc.col0);
       } else {
         store_fragment<kBN>(ep, d, row0 + row_lo, row0 + row_hi, tc.col0);
