@@ -12,14 +12,19 @@
 // tiles (m64n256 per warpgroup, 128 accumulators per thread). tf32 with an MN-major A loads A
 // into registers (conflict-free row order, one block ahead) instead of transposing it, and tf32
 // NN runs swapped (C^T = B^T A^T) so B takes that place; partial tiles run last, with m64n8 when
-// they hold <= 8 columns and idle warpgroups when rows run out.
+// they hold <= 8 columns and idle warpgroups when rows run out. Edge tiles with <= 8 valid rows
+// or columns load only 8 rows (or one chunk) of that operand. The epilogue stages each 64 x 64
+// piece of the accumulators in shared memory and writes C as coalesced float4 rows (for the
+// swapped tf32 NN transposed on the way), instead of 8-byte (4-byte when transposed) stores.
 // Seed: beyond the seeds.
 // Measured 2026-11-22, H100 80GB HBM3, gemm-bench NN, same run as cuBLAS (median of 20):
-//   4096^3: bf16 721.5 TFLOP/s (95% of cuBLAS 762.4), fp16 707.6 (96% of 740.4),
-//           tf32 379.6 (94% of 402.2); tf32 NT/TT (no swap) 96-98% in an earlier run.
-//   8192^3: bf16 772.3 (98%), fp16 731.8 (97%), tf32 371.6 (93%).
-//   4097^3 (operands packed to 128-byte rows inside the call): bf16 400.4 (2.99x cuBLAS 133.8),
-//           fp16 390.2 (2.90x), tf32 234.1 (2.03x).
+//   4096^3: bf16 748.9 TFLOP/s (99% of cuBLAS 759.1), fp16 722.5 (98% of 738.9),
+//           tf32 399.8 (99% of 405.8); tf32 NT 98%, TT 97%, TN 116%; bf16 NT/TN/TT 98-99%.
+//   8192^3: bf16 775.4 (99% of 785.5), fp16 738.8 (98% of 750.6), tf32 399.6 (98% of 408.3).
+//   4097^3 (operands packed to 128-byte rows inside the call): bf16 475.8 (3.54x cuBLAS 134.5),
+//           fp16 468.7 (3.46x of 135.6), tf32 267.4 (2.30x of 116.1).
+// (Before the staged epilogue and edge loads: 4096^3 bf16 95%, fp16 96%, tf32 94%; 4097^3
+// tf32 2.03x.) kCluster = 2 (B multicast) passes the tests but ran at 42% of cuBLAS: parked at 1.
 #include <algorithm>
 #include <type_traits>
 
@@ -35,36 +40,54 @@ constexpr int kBM = 128, kBN = 256, kStages = 4;
 constexpr int kThreads = 384;    // warpgroup 0: producer; 1 and 2: consumers
 constexpr int kGroupRows = 16;   // tile rows per band of the grouped order: a wave of 132 tiles
                                  // covers ~16 x 8 tiles, i.e. ~2048 rows of A and ~2048 columns of B
+// Clusters of kCluster CTAs stacked along M run the tiles of one kCluster * 128 x 256 cluster
+// tile: they need the same B tile, so each loads 1 / kCluster of it and multicasts that part to
+// all of them (L2 -> SM traffic for B divided by kCluster). A stage may then be overwritten by
+// any CTA of the cluster, so it is free only once the consumers of every CTA released it.
+// kCluster = 2 passes every test, with 66 clusters resident, but ran at 42% of cuBLAS (bf16
+// 4096^3 and 8192^3, H100, 2026-11-22): something in the cross-CTA handshake serializes and is
+// not yet found, so the kernel runs without clusters (1) until then.
+constexpr int kCluster = 1;
+constexpr int kCM = kBM * kCluster;  // rows of a cluster tile
 
 template <typename T, bool kAK, bool kBK>
 using Tile = StageTile<T, kBM, kBN, kAK, kBK>;
 
+// The epilogue goes through a private shared-memory buffer per consumer warpgroup (the stages
+// can't host it: the producer is already filling them for the next tile).
+
 template <typename T, bool kAK, bool kBK>
 constexpr int smem_bytes() {
-  return kStages * Tile<T, kAK, kBK>::kBytes + 1024 /* alignment slack */ + 2 * kStages * 8;
+  return kStages * Tile<T, kAK, kBK>::kBytes + 2 * kStagedEpilogueBytes +
+         1024 /* alignment slack */ + 2 * kStages * 8;
 }
 
 // Tile order: the full tiles first, in grouped order, then the partial ones (the last tile column,
 // then the last tile row). Partial tiles of a size like 4097 hold 1 row or 1 column; the edge
 // handling below makes them cheap, and putting them last lets them fill the final, partial wave
 // instead of costing a whole extra round of full tiles.
+// The order runs over cluster tiles (kCM x kBN); m_tiles counts cluster tile rows.
 __device__ __forceinline__ TileCoord tile_of(int linear, int rows, int cols, int m_tiles,
                                              int n_tiles) {
-  const int full_m = rows / kBM, full_n = cols / kBN;
-  if (linear < full_m * full_n) return tile_grouped(linear, kBM, kBN, full_m, full_n, kGroupRows);
+  const int full_m = rows / kCM, full_n = cols / kBN;
+  if (linear < full_m * full_n)
+    return tile_grouped(linear, kCM, kBN, full_m, full_n, kGroupRows / kCluster);
   int e = linear - full_m * full_n;
   if (n_tiles > full_n) {
-    if (e < m_tiles) return {e * kBM, full_n * kBN};
+    if (e < m_tiles) return {e * kCM, full_n * kBN};
     e -= m_tiles;
   }
-  return {full_m * kBM, e * kBN};
+  return {full_m * kCM, e * kBN};
 }
 
-template <typename T, bool kAK, bool kBK>
+// kSwapped: the kernel computes C^T (see PreparedOperands) and stores its result transposed.
+template <typename T, bool kAK, bool kBK, bool kSwapped>
 __global__ void __launch_bounds__(kThreads, 1)
     ws_persistent_kernel(const __grid_constant__ CUtensorMap map_a,
-                         const __grid_constant__ CUtensorMap map_b, Epilogue ep, int k, int rows,
-                         int cols, int m_tiles, int n_tiles, bool swapped) {
+                         const __grid_constant__ CUtensorMap map_b,
+                         const __grid_constant__ CUtensorMap map_a_edge,
+                         const __grid_constant__ CUtensorMap map_b_edge, Epilogue ep, int k, int rows,
+                         int cols, int m_tiles, int n_tiles) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using TileT = Tile<T, kAK, kBK>;
   // tf32 with an MN-major A: A goes shared memory -> registers -> wgmma (see StageTile).
@@ -72,23 +95,41 @@ __global__ void __launch_bounds__(kThreads, 1)
   extern __shared__ uint8_t smem_raw[];
   // Swizzled tiles must start on 1024-byte boundaries (the swizzle pattern's period).
   uint8_t* smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
-  uint64_t* full = reinterpret_cast<uint64_t*>(smem + kStages * TileT::kBytes);
+  float* epilogue_buf = reinterpret_cast<float*>(smem + kStages * TileT::kBytes);
+  uint64_t* full =
+      reinterpret_cast<uint64_t*>(smem + kStages * TileT::kBytes + 2 * kStagedEpilogueBytes);
   uint64_t* empty = full + kStages;
 
   const int wg = threadIdx.x / 128;
   const int num_kb = ceil_div(k, TileT::kBK);
-  const int tiles = m_tiles * n_tiles;
+  const int tiles = m_tiles * n_tiles;  // cluster tiles
+  // This CTA's 128 rows of a cluster tile.
+  const int rank = kCluster > 1 ? static_cast<int>(cluster_ctarank()) : 0;
+  const int cluster = blockIdx.x / kCluster, clusters = gridDim.x / kCluster;
+  // Releases a stage in every CTA of the cluster (their producers may all write into it).
+  auto release = [&](int slot) {
+    if constexpr (kCluster == 1) {
+      mbar_arrive(&empty[slot]);
+    } else {
+#pragma unroll
+      for (int c = 0; c < kCluster; ++c) mbar_arrive_cluster(&empty[slot], c);
+    }
+  };
 
   if (threadIdx.x == 0) {
     prefetch_tensor_map(&map_a);
     prefetch_tensor_map(&map_b);
+    prefetch_tensor_map(&map_a_edge);
+    prefetch_tensor_map(&map_b_edge);
     for (int s = 0; s < kStages; ++s) {
       mbar_init(&full[s], 1);   // the producer's arrive_expect_tx (+ the TMA bytes)
-      mbar_init(&empty[s], 2);  // one arrive per consumer warpgroup
+      mbar_init(&empty[s], 2 * kCluster);  // one arrive per consumer warpgroup of the cluster
     }
     fence_barrier_init();
   }
-  __syncthreads();
+  // The barriers of every CTA must be initialized before any multicast or remote arrive.
+  if constexpr (kCluster > 1) cluster_sync();
+  else __syncthreads();
 
   if (wg == 0) {
     // ---- producer ----
@@ -96,16 +137,30 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (threadIdx.x == 0) {
       int s = 0;
       uint32_t phase = 0;
-      for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-        const TileCoord tc = tile_of(tile, rows, cols, m_tiles, n_tiles);
+      for (int tile = cluster; tile < tiles; tile += clusters) {
+        TileCoord tc = tile_of(tile, rows, cols, m_tiles, n_tiles);
+        tc.row0 += kBM * rank;  // past the end for a CTA without rows: zero-filled, not stored
+        const bool edge_a = rows - tc.row0 <= TileT::kEdgeRows;
+        const bool edge_b = cols - tc.col0 <= TileT::kEdgeRows;
+        const uint32_t bytes = (edge_a ? TileT::kAEdgeBytes : TileT::kABytes) +
+                               (edge_b ? TileT::kBEdgeBytes : TileT::kBBytes);
         for (int kb = 0; kb < num_kb; ++kb) {
-          // Wait until both consumers released this slot. On the first pass the wait is for
-          // the phase before the barrier's first one, which counts as complete.
+          // Wait until all consumers of the cluster released this slot. On the first pass the
+          // wait is for the phase before the barrier's first one, which counts as complete.
           mbar_wait(&empty[s], phase ^ 1);
           uint8_t* stage = smem + s * TileT::kBytes;
-          mbar_arrive_expect_tx(&full[s], TileT::kBytes);  // OOB zero-fill still counts full boxes
-          TileT::load_a(&map_a, stage, &full[s], tc.row0, kb * TileT::kBK);
-          TileT::load_b(&map_b, stage, &full[s], tc.col0, kb * TileT::kBK, 0, kBN, 0);
+          // OOB zero-fill still counts full boxes; the bytes of B multicast by the other CTAs
+          // count here too (and may land before this arrive: the phase still needs it).
+          mbar_arrive_expect_tx(&full[s], bytes);
+          const int k0 = kb * TileT::kBK;
+          if (edge_a) TileT::load_a_edge(&map_a, &map_a_edge, stage, &full[s], tc.row0, k0);
+          else TileT::load_a(&map_a, stage, &full[s], tc.row0, k0);
+          if (edge_b) TileT::load_b_edge(&map_b, &map_b_edge, stage, &full[s], tc.col0, k0);
+          else if constexpr (kCluster == 1)
+            TileT::load_b(&map_b, stage, &full[s], tc.col0, k0, 0, kBN, 0);
+          else  // this CTA's 1 / kCluster of the columns, to every CTA of the cluster
+            TileT::load_b(&map_b, stage, &full[s], tc.col0, k0, rank * (kBN / kCluster),
+                          kBN / kCluster, (1u << kCluster) - 1);
           if (++s == kStages) s = 0, phase ^= 1;
         }
       }
@@ -119,8 +174,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     float d[kBN / 2];
     int s = 0;
     uint32_t phase = 0;
-    for (int tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-      const TileCoord tc = tile_of(tile, rows, cols, m_tiles, n_tiles);
+    for (int tile = cluster; tile < tiles; tile += clusters) {
+      TileCoord tc = tile_of(tile, rows, cols, m_tiles, n_tiles);
+      tc.row0 += kBM * rank;
       // Edge tiles: a warpgroup whose 64 rows are all past the end only keeps the ring moving;
       // a tile with <= 8 valid columns uses m64n8 (d[0..3]; the other accumulators are stale but
       // their columns are past the end, so the epilogue's bounds checks drop them).
@@ -138,7 +194,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             // Keep this k-block's wgmmas in flight; the previous block's have retired, so its
             // stage can go back to the producer.
             wgmma_wait<1>();
-            if (kb > 0 && signals) mbar_arrive(&empty[prev]);
+            if (kb > 0 && signals) release(prev);
             prev = s;
             if (++s == kStages) s = 0, phase ^= 1;
           }
@@ -161,7 +217,7 @@ __global__ void __launch_bounds__(kThreads, 1)
             wgmma_commit();
             wgmma_wait<1>();
             fence_operand(other);
-            if (kb > 0 && signals) mbar_arrive(&empty[prev]);
+            if (kb > 0 && signals) release(prev);
             prev = s;
             if (++s == kStages) s = 0, phase ^= 1;
             if (kb + 1 < num_kb) load(other);  // same slot/phase the next step will use
@@ -179,7 +235,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (!active) {
         for (int kb = 0; kb < num_kb; ++kb) {
           mbar_wait(&full[s], phase);
-          if (signals) mbar_arrive(&empty[s]);
+          if (signals) release(s);
           if (++s == kStages) s = 0, phase ^= 1;
         }
         continue;
@@ -188,24 +244,36 @@ __global__ void __launch_bounds__(kThreads, 1)
       else mainloop(std::false_type{});
       wgmma_wait<0>();
       fence_operand(d);
-      if (signals) mbar_arrive(&empty[prev]);
-      int row_lo, row_hi;  // the tile rows this thread's accumulators hold
-      if constexpr (kRegisterA) {
-        row_lo = TileT::register_a_row(0), row_hi = TileT::register_a_row(1);
+      if (signals) release(prev);
+      // The rows (within the warpgroup's 64) this thread's accumulators hold.
+      const int row_lo = kRegisterA ? TileT::register_a_row(0) : fragment_row(0);
+      const int row_hi = kRegisterA ? TileT::register_a_row(1) : fragment_row(1);
+      const int row0 = tc.row0 + 64 * cw;
+      float* buf = epilogue_buf + cw * (kStagedEpilogueBytes / 4);
+      if constexpr (kSwapped) {
+        static_assert(kRegisterA, "only tf32 NN is swapped, and it has a register A");
+        store_fragment_staged<kBN, true, 4>(ep, d, buf, 1 + cw, row_lo, row_hi, row0, tc.col0);
+      } else if constexpr (!kRegisterA) {
+        // (tf32 TN/TT, with their two A register sets, would spill in the staged epilogue.)
+        store_fragment_staged<kBN, false>(ep, d, buf, 1 + cw, row_lo, row_hi, row0, tc.col0);
       } else {
-        row_lo = fragment_row(0), row_hi = fragment_row(1);
+        store_fragment<kBN>(ep, d, row0 + row_lo, row0 + row_hi, tc.col0);
       }
-      row_lo += tc.row0 + 64 * cw, row_hi += tc.row0 + 64 * cw;
-      if (swapped) store_fragment_transposed<kBN>(ep, d, row_lo, row_hi, tc.col0);
-      else store_fragment<kBN>(ep, d, row_lo, row_hi, tc.col0);
     }
   }
+  // No CTA may exit while another one of its cluster can still multicast into its shared memory
+  // or arrive on its barriers.
+  if constexpr (kCluster > 1) cluster_sync();
 #endif
 }
 
-template <typename T, bool kAK, bool kBK>
-const void* kernel_ptr() {
-  return reinterpret_cast<const void*>(ws_persistent_kernel<T, kAK, kBK>);
+// Calls f(bool_constant<swapped>) for a kernel of a and b's majorness; only tf32 with an
+// MN-major (register) A is ever swapped, so only that instantiates the swapped kernel.
+template <typename T, bool kAK, typename F>
+cudaError_t by_swap(bool swapped, F&& f) {
+  if constexpr (std::is_same<T, float>::value && !kAK)
+    if (swapped) return f(std::true_type{});
+  return f(std::false_type{});
 }
 
 LaunchConfig config(const GemmProblem& p) {
@@ -213,34 +281,57 @@ LaunchConfig config(const GemmProblem& p) {
   const KernelLayout kl = kernel_layout(p, true);
   dispatch<true>(p.precision, kl.a_k_major, kl.b_k_major, [&](auto tag, auto ak, auto bk) {
     using T = typename decltype(tag)::type;
-    c.kernel = kernel_ptr<T, decltype(ak)::value, decltype(bk)::value>();
-    c.smem_bytes = smem_bytes<T, decltype(ak)::value, decltype(bk)::value>();
-    return cudaSuccess;
+    constexpr bool kAK = decltype(ak)::value, kBK = decltype(bk)::value;
+    return by_swap<T, kAK>(kl.swapped, [&](auto sw) {
+      c.kernel = reinterpret_cast<const void*>(ws_persistent_kernel<T, kAK, kBK, decltype(sw)::value>);
+      c.smem_bytes = smem_bytes<T, kAK, kBK>();
+      return cudaSuccess;
+    });
   });
   TileGrid tg = make_tile_grid(p, kBM, kBN);
   if (kl.swapped) std::swap(tg.m_tiles, tg.n_tiles);
-  c.grid = dim3(static_cast<unsigned>(std::min(tg.m_tiles * tg.n_tiles, sm90::num_sms())));
+  const int cluster_tiles = ceil_div(tg.m_tiles, kCluster) * tg.n_tiles;
+  c.grid = dim3(static_cast<unsigned>(kCluster * std::min(cluster_tiles, sm90::num_sms() / kCluster)));
   c.block = dim3(kThreads);
   return c;
 }
 
-template <typename T, bool kAK, bool kBK>
+template <typename T, bool kAK, bool kBK, bool kSwapped>
 cudaError_t launch_typed(const GemmProblem& p, const PreparedOperands& ops) {
-  CUtensorMap map_a, map_b;
+  using TileT = Tile<T, kAK, kBK>;
+  CUtensorMap map_a, map_b, map_a_edge, map_b_edge;
   cudaError_t e = make_tensor_map(&map_a, ops.a, p.precision, kBM);
-  if (e == cudaSuccess) e = make_tensor_map(&map_b, ops.b, p.precision, kBN);
+  if (e == cudaSuccess) e = make_tensor_map(&map_b, ops.b, p.precision, kBN / kCluster);
+  if (e == cudaSuccess) e = make_tensor_map(&map_a_edge, ops.a, p.precision, TileT::kEdgeRows);
+  if (e == cudaSuccess) e = make_tensor_map(&map_b_edge, ops.b, p.precision, TileT::kEdgeRows);
   if (e != cudaSuccess) return e;
-  auto* kern = ws_persistent_kernel<T, kAK, kBK>;
+  auto* kern = ws_persistent_kernel<T, kAK, kBK, kSwapped>;
   constexpr int smem = smem_bytes<T, kAK, kBK>();
   e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   if (e != cudaSuccess) return e;
-  // The tile grid runs over the kernel's a x b (n x m when swapped).
+  // The tile grid runs over the kernel's a x b (n x m when swapped), in cluster tiles.
   const int rows = static_cast<int>(ops.a.mn), cols = static_cast<int>(ops.b.mn);
-  const int m_tiles = ceil_div(rows, kBM), n_tiles = ceil_div(cols, kBN);
-  const int grid = std::min(m_tiles * n_tiles, sm90::num_sms());
-  kern<<<grid, kThreads, smem, p.stream>>>(map_a, map_b, make_epilogue(p), static_cast<int>(p.k),
-                                           rows, cols, m_tiles, n_tiles, ops.swapped);
-  return cudaGetLastError();
+  const int m_tiles = ceil_div(rows, kCM), n_tiles = ceil_div(cols, kBN);
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = kCluster, attr[0].val.clusterDim.y = 1, attr[0].val.clusterDim.z = 1;
+  cfg.attrs = attr, cfg.numAttrs = kCluster > 1 ? 1 : 0;
+  cfg.blockDim = dim3(kThreads), cfg.dynamicSmemBytes = smem, cfg.stream = p.stream;
+  // Persistent: one CTA per SM, or as many clusters as fit at once (a cluster's CTAs share a
+  // GPC), queried once.
+  static const int max_clusters = [&] {
+    int n = sm90::num_sms() / kCluster;
+    if constexpr (kCluster > 1) {
+      cfg.gridDim = dim3(n * kCluster);
+      int q = 0;
+      if (cudaOccupancyMaxActiveClusters(&q, kern, &cfg) == cudaSuccess && q >= 1) n = q;
+    }
+    return n;
+  }();
+  cfg.gridDim = dim3(static_cast<unsigned>(kCluster * std::min(m_tiles * n_tiles, max_clusters)));
+  return cudaLaunchKernelEx(&cfg, kern, map_a, map_b, map_a_edge, map_b_edge, make_epilogue(p),
+                            static_cast<int>(p.k), rows, cols, m_tiles, n_tiles);
 }
 
 cudaError_t launch(const GemmProblem& p) {
@@ -249,7 +340,9 @@ cudaError_t launch(const GemmProblem& p) {
   if (e == cudaSuccess)
     e = dispatch<true>(p.precision, ops.a.k_major, ops.b.k_major, [&](auto tag, auto ak, auto bk) {
       using T = typename decltype(tag)::type;
-      return launch_typed<T, decltype(ak)::value, decltype(bk)::value>(p, ops);
+      constexpr bool kAK = decltype(ak)::value, kBK = decltype(bk)::value;
+      return by_swap<T, kAK>(ops.swapped,
+                             [&](auto sw) { return launch_typed<T, kAK, kBK, decltype(sw)::value>(p, ops); });
     });
   const cudaError_t r = release_operands(p, &ops);
   return e != cudaSuccess ? e : r;
