@@ -90,6 +90,31 @@ struct WarpTile {
     }
   }
 
+  // mma_ktile for a pipelined k loop that keeps the register double buffer running across k-tile
+  // boundaries: f0 holds step 0 of this k-tile (loaded during the previous one), and the last step
+  // loads step 0 of the next k-tile (As_next / Bs_next, when has_next) into f0. So no LDS latency
+  // is exposed after the barrier between k-tiles; the caller must make the next k-tile visible
+  // (wait + barrier) before calling.
+  template <int BK>
+  static __device__ __forceinline__ void mma_ktile_carry(float (&acc)[8][kCols], Frag& f0,
+                                                         const float* As, const float* Bs,
+                                                         const float* As_next,
+                                                         const float* Bs_next, bool has_next,
+                                                         const Pos& p) {
+    static_assert(BK % 2 == 0, "step 0 of the next k-tile lands in f[0]");
+    Frag f[2];
+    f[0] = f0;
+#pragma unroll
+    for (int kk = 0; kk < BK; ++kk) {
+      if (kk + 1 < BK)
+        load_frag(f[(kk + 1) & 1], As + (kk + 1) * kLdA, Bs + (kk + 1) * kLdB, p);
+      else if (has_next)
+        load_frag(f[0], As_next, Bs_next, p);
+      fma_frag(acc, f[kk & 1]);
+    }
+    f0 = f[0];
+  }
+
   // A warp whose whole warp tile lies outside C (edge tiles, e.g. the 1-row last tile of 4097)
   // skips the FFMAs: the SM's issue slots go to the warps with real work.
   static __device__ __forceinline__ bool warp_active(const Pos& p, int row0, int col0,

@@ -6,36 +6,50 @@
 // 4 k-tiles of 16 are in flight, and a block only waits for the oldest one. The FFMA loop is the
 // shared warp-tiled one (src/kernels/common/simt_warptile.cuh: k-major padded shared tiles,
 // LDS.128 fragments, double-buffered in registers), in two sizes: 128 x 256 blocks with 8 x 16 per
-// thread (6 LDS.128 per 128 FFMA, 212 registers, one block per SM) for aligned NN problems, and
-// 128 x 128 blocks with 8 x 8 per thread (<= 128 registers, two blocks per SM) elsewhere.
+// thread (6 LDS.128 per 128 FFMA, one block per SM) for NN problems, and 128 x 128 blocks with
+// 8 x 8 per thread (<= 128 registers, two blocks per SM) elsewhere. On long k loops the register
+// double buffer also runs across k-tile boundaries (mma_ktile_carry), so no LDS latency is
+// exposed after each barrier (4096^3 NN: 47.4 vs 46.2 TFLOP/s).
 // Full tiles are issued first, in bands of 16 tile rows (tile_grouped) for L2 reuse; partial edge
 // tiles come last and their idle warps skip the FFMAs. When the full tiles cannot fill the GPU
 // (1024^3: 32 or 64 tiles for 132 SMs) the depth is split and partial products are added with
 // atomics after a beta pass over C (results then vary at rounding level from run to run).
 //
+// Odd sizes (e.g. 4097^3): a remainder of <= 8 rows or columns is not given to tiles at all. The
+// tiles cover the main region (4096 x 4096) and extra blocks at the end of the same grid compute
+// the 1-row / 1-column strips as GEMV-like products (src/kernels/common/thin_strips.cuh) on the
+// SMs the tiles' last wave leaves idle; thicker remainders stay partial tiles. And an operand on a
+// 16-byte path with misaligned rows (B or A^T with ld % 4 != 0) is first copied to aligned rows
+// (aligned_rows.h) when the copy is cheap next to the GEMM (4097^3: yes; 1025^3: no).
+//
 // Transposes and alignment: the shared layout is k-major for both operands whatever the transpose,
 // so the inner loop is one and the same. Each operand is copied by one of three loaders:
 //  - contiguous direction = rows of the tile (A^T, B), 16-byte rows: 16-byte cp.async, the last
 //    partial vector of a row zero-filled by src-size (no scalar tail);
-//  - same, rows not 16-byte aligned (ld % 4 != 0, e.g. 4097): 4-byte cp.async per element;
+//  - same, rows not 16-byte aligned (ld % 4 != 0) and not realigned: 4-byte cp.async per element;
 //  - contiguous direction = k (A, B^T): 4-byte cp.async that transpose on the way in (each element
 //    to its k-row), any alignment; 8 lanes read 32 contiguous bytes of a row (full sectors) and
 //    their shared writes fall in distinct banks thanks to the 4-float row skew.
 // Out-of-range elements are zero-filled by cp.async (src-size 0); the epilogue is guarded.
 // Seed: beyond the seeds.
 // Measured (H100 SXM, gemm-bench, 2026-11-22, same run as cuBLAS SGEMM), fp32 TFLOP/s (% cuBLAS):
-//   NN 1024^3 33.8 (98%), 1025^3 20.2 (66%), 2048^3 44.9 (89%), 4096^3 46.0 (89%),
-//   4097^3 39.6 (90%), 8192^3 46.3 (90%); 4096^3 NT 42.6 (84%), TN 47.3 (92%), TT 43.4 (88%).
+//   NN 1024^3 33.8 (98%), 1025^3 25.6 (83%), 2048^3 45.9 (91%), 4096^3 47.4 (92%),
+//   4097^3 45.9 (104%), 8192^3 47.7 (93%); 4096^3 NT 42.5 (84%), TN 48.3 (93%), TT 45.6 (93%);
+//   4097^3 NT 40.7 (97%), TN 46.5 (99%), TT 44.5 (96%).
 // What limits it: FFMA is ~87% of the main-loop instructions (1024 FFMA, 64 LDS.128, ~90 other
 // per k-tile at 8 x 8), no spills, no bank conflicts by construction, so the gap to cuBLAS is
 // issue/latency: 8 warps per SM at 8 x 16 (one block) or 16 at 8 x 8; H100's 128 FP32 lanes per SM
-// against 128 B/clk of shared bandwidth leave little slack for the LDS traffic. 1025^3 and 4097^3
-// pay for 4-byte copies (rows misaligned) and for the edge tiles.
+// against 128 B/clk of shared bandwidth leave little slack for the LDS traffic. 1025^3 (0.084 vs
+// 0.070 ms) is small enough that every extra pass shows: 4-byte copies of B (realigning costs
+// more there), the beta pass for split-k, one more k-tile per split (1025 = 64 x 16 + 1) and the
+// strip pieces that finish after the tiles.
 #include <algorithm>
 
+#include "kernels/common/aligned_rows.h"
 #include "kernels/common/cp_async.cuh"
 #include "kernels/common/scale_c.h"
 #include "kernels/common/simt_warptile.cuh"
+#include "kernels/common/thin_strips.cuh"
 
 namespace gemmlab {
 namespace {
@@ -123,11 +137,16 @@ struct Cfg {
   static constexpr int kStages = 4;
   static constexpr int kMinBlocks = kTN == 2 ? 2 : 1;
   static constexpr int kStageA = kBK * WT::kLdA, kStageB = kBK * WT::kLdB;  // floats
-  static constexpr int kSmemBytes = kStages * (kStageA + kStageB) * static_cast<int>(sizeof(float));
+  static constexpr int kTileSmemBytes =
+      kStages * (kStageA + kStageB) * static_cast<int>(sizeof(float));
+  // The same launch also runs the strip blocks (thin_strips.cuh), which need a little more at
+  // 128 x 128 (70 KB vs 66 KB; two blocks still share an SM).
+  static constexpr int kSmemBytes = std::max(kTileSmemBytes, strips::kSmemBytes);
 };
 
 // Tile order: first the full tiles, in grouped order over the grid of full tiles (L2 reuse), then
-// the partial tiles of the last tile column and the last tile row. The block scheduler hands out
+// the partial tiles of the last tile column and the last tile row (remainders too thick for the
+// strips of thin_strips.cuh; m, n here are the main region's). The block scheduler hands out
 // blocks roughly in index order, so the cheap partial tiles (most of their warps idle, see
 // warp_active) fill the SMs that finish early instead of forming a last wave of their own.
 __device__ __forceinline__ TileCoord heavy_first_tile(int linear, int bm, int bn, int m, int n,
@@ -142,13 +161,17 @@ __device__ __forceinline__ TileCoord heavy_first_tile(int linear, int bm, int bn
   return {m_full * bm, linear * bn};  // last tile row (m_tiles - m_full == 1 here)
 }
 
-// One block computes one C tile over the k-tiles [kt0, kt0 + k_tiles_per_split) of its split.
-// splits == 1: the whole depth, normal epilogue. splits > 1: C was scaled by beta beforehand and
-// each split adds alpha * its partial product with atomics.
-template <int kTN, bool kAT, bool kBT, bool kAVec, bool kBVec>
+// Blocks [0, main_blocks): one block computes one C tile of the main region [0, plan.m_main) x
+// [0, plan.n_main) over the k-tiles [kt0, kt0 + k_tiles_per_split) of its split. splits == 1: the
+// whole depth, normal epilogue. splits > 1: the main region of C was scaled by beta beforehand and
+// each split adds alpha * its partial product with atomics. Blocks from main_blocks on: the thin
+// edge strips (thin_strips.cuh), last in the grid so they fill the tile kernel's last wave.
+// ep holds the full m, n: main tiles never reach past the main region, so its guards still hold.
+template <int kTN, bool kAT, bool kBT, bool kAVec, bool kBVec, bool kCarry>
 __global__ void __launch_bounds__(256, Cfg<kTN>::kMinBlocks)
     cp_async_kernel(const float* A, int lda, const float* B, int ldb, Epilogue ep, int k,
-                    int m_tiles, int n_tiles, int splits, int k_tiles_per_split) {
+                    int m_tiles, int n_tiles, int splits, int k_tiles_per_split, int main_blocks,
+                    strips::Plan plan) {
   using C = Cfg<kTN>;
   using WT = typename C::WT;
   constexpr int kStages = C::kStages;
@@ -156,9 +179,14 @@ __global__ void __launch_bounds__(256, Cfg<kTN>::kMinBlocks)
   float* As = reinterpret_cast<float*>(smem_f4);
   float* Bs = As + kStages * C::kStageA;
 
+  if (static_cast<int>(blockIdx.x) >= main_blocks) {  // uniform per block
+    strips::strip_block<kAT, kBT>(As, A, lda, B, ldb, ep, k, plan,
+                                  static_cast<int>(blockIdx.x) - main_blocks);
+    return;
+  }
   const int split = static_cast<int>(blockIdx.x) % splits;
   const TileCoord t = heavy_first_tile(static_cast<int>(blockIdx.x) / splits, WT::kBM, WT::kBN,
-                                       ep.m, ep.n, m_tiles, n_tiles);
+                                       plan.m_main, plan.n_main, m_tiles, n_tiles);
   const int kt0 = split * k_tiles_per_split;
   const int k_tiles = min(ceil_div(k, kBK) - kt0, k_tiles_per_split);
   const typename WT::Pos pos = WT::pos();
@@ -181,18 +209,45 @@ __global__ void __launch_bounds__(256, Cfg<kTN>::kMinBlocks)
     cp_async_commit();
   }
 
-  for (int kt = 0; kt < k_tiles; ++kt) {
-    cp_async_wait<kStages - 2>();  // this thread's copies of tile kt are done...
-    __syncthreads();               // ...and everyone's; also: all finished computing tile kt-1
-    // Refill the stage tile kt-1 used (free now, by the barrier above) with tile kt+kStages-1.
-    const int pf = kt + kStages - 1;
-    if (pf < k_tiles) {
-      la.load(As + (pf % kStages) * C::kStageA);
-      lb.load(Bs + (pf % kStages) * C::kStageB);
+  if constexpr (!kCarry) {
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      cp_async_wait<kStages - 2>();  // this thread's copies of tile kt are done...
+      __syncthreads();               // ...and everyone's; also: all finished computing tile kt-1
+      // Refill the stage tile kt-1 used (free now, by the barrier above) with tile kt+kStages-1.
+      const int pf = kt + kStages - 1;
+      if (pf < k_tiles) {
+        la.load(As + (pf % kStages) * C::kStageA);
+        lb.load(Bs + (pf % kStages) * C::kStageB);
+      }
+      cp_async_commit();
+      const int cur = kt % kStages;
+      if (active)
+        WT::template mma_ktile<kBK>(acc, As + cur * C::kStageA, Bs + cur * C::kStageB, pos);
     }
-    cp_async_commit();
-    const int cur = kt % kStages;
-    if (active) WT::template mma_ktile<kBK>(acc, As + cur * C::kStageA, Bs + cur * C::kStageB, pos);
+  } else {
+    // Same pipeline, but the fragment double buffer runs across k-tile boundaries: during tile kt
+    // the last FFMA step already reads step 0 of tile kt+1, so no LDS latency is exposed after
+    // each barrier. For that, tile kt+1 must be visible when tile kt starts: wait until only
+    // kStages-3 groups are pending (one fewer tile in flight), and tile 0's step 0 comes first.
+    typename WT::Frag f0;
+    cp_async_wait<kStages - 2>();
+    __syncthreads();
+    if (active && k_tiles > 0) WT::load_frag(f0, As, Bs, pos);
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      cp_async_wait<kStages - 3>();  // this thread's copies of tile kt+1 are done...
+      __syncthreads();  // ...and everyone's; all finished tile kt-1 (its stage is refilled next)
+      const int pf = kt + kStages - 1;
+      if (pf < k_tiles) {
+        la.load(As + (pf % kStages) * C::kStageA);
+        lb.load(Bs + (pf % kStages) * C::kStageB);
+      }
+      cp_async_commit();
+      const int cur = kt % kStages, nxt = (kt + 1) % kStages;
+      if (active)
+        WT::template mma_ktile_carry<kBK>(acc, f0, As + cur * C::kStageA, Bs + cur * C::kStageB,
+                                          As + nxt * C::kStageA, Bs + nxt * C::kStageB,
+                                          kt + 1 < k_tiles, pos);
+    }
   }
   cp_async_wait<0>();  // no copy may still target shared memory when the block exits
   if (splits == 1)
@@ -201,16 +256,17 @@ __global__ void __launch_bounds__(256, Cfg<kTN>::kMinBlocks)
     WT::add_tile_atomic(ep, t.row0, t.col0, pos, acc);
 }
 
-using KernelFn = void (*)(const float*, int, const float*, int, Epilogue, int, int, int, int, int);
+using KernelFn = void (*)(const float*, int, const float*, int, Epilogue, int, int, int, int, int,
+                         int, strips::Plan);
 
 struct Picked {
   KernelFn f;
   cudaError_t err;  // from opting in to the shared-memory size
 };
 
-template <int kTN, bool kAT, bool kBT, bool kAVec, bool kBVec>
-Picked prepared() {
-  KernelFn f = cp_async_kernel<kTN, kAT, kBT, kAVec, kBVec>;
+template <int kTN, bool kAT, bool kBT, bool kAVec, bool kBVec, bool kCarry>
+Picked prepared_f() {
+  KernelFn f = cp_async_kernel<kTN, kAT, kBT, kAVec, kBVec, kCarry>;
   // Above 48 KB of dynamic shared memory a kernel must opt in; the max carveout lets two
   // 128 x 128 blocks (2 x 66 KB) share an SM. Once per instantiation (thread-safe static init).
   static const cudaError_t once = [f] {
@@ -226,25 +282,35 @@ Picked prepared() {
   return {f, once};
 }
 
+// The carried-fragment loop (see the kernel) only where it was measured to win: the 128 x 256
+// tile, and the 128 x 128 tile with op(A) = A^T (H100, 2026-11-22, 4096^3: NN 47.3 vs 46.2
+// TFLOP/s, TN 48.3 vs 47.6, TT 45.6 vs 44.4). With A and B^T (NT) the 128 x 128 kernel spills at
+// its 128-register cap and loses (40.7 vs 42.4), so that one is not even instantiated.
+template <int kTN, bool kAT, bool kBT, bool kAVec, bool kBVec>
+Picked prepared(bool carry) {
+  if constexpr (kTN == 4 || kAT) {
+    if (carry) return prepared_f<kTN, kAT, kBT, kAVec, kBVec, true>();
+  }
+  return prepared_f<kTN, kAT, kBT, kAVec, kBVec, false>();
+}
+
 // The 16-byte loaders exist only where the operand's contiguous direction is the tile's rows
-// (A^T, B); they need every row 16-byte aligned.
+// (A^T, B); av / bv: those rows are 16-byte aligned (as given, or after realignment).
 template <int kTN>
-Picked pick(const GemmProblem& p) {
-  const bool at = p.op_a == Op::T, bt = p.op_b == Op::T;
-  const bool av = at && rows_aligned(p.A, p.lda, sizeof(float), 16);
-  const bool bv = !bt && rows_aligned(p.B, p.ldb, sizeof(float), 16);
+Picked pick(bool at, bool bt, bool av, bool bv, bool carry) {
   if (!at && !bt)
-    return bv ? prepared<kTN, false, false, false, true>()
-              : prepared<kTN, false, false, false, false>();
-  if (!at && bt) return prepared<kTN, false, true, false, false>();
+    return bv ? prepared<kTN, false, false, false, true>(carry)
+              : prepared<kTN, false, false, false, false>(carry);
+  if (!at && bt) return prepared<kTN, false, true, false, false>(carry);
   if (at && !bt) {
     if (av)
-      return bv ? prepared<kTN, true, false, true, true>()
-                : prepared<kTN, true, false, true, false>();
-    return bv ? prepared<kTN, true, false, false, true>()
-              : prepared<kTN, true, false, false, false>();
+      return bv ? prepared<kTN, true, false, true, true>(carry)
+                : prepared<kTN, true, false, true, false>(carry);
+    return bv ? prepared<kTN, true, false, false, true>(carry)
+              : prepared<kTN, true, false, false, false>(carry);
   }
-  return av ? prepared<kTN, true, true, true, false>() : prepared<kTN, true, true, false, false>();
+  return av ? prepared<kTN, true, true, true, false>(carry)
+            : prepared<kTN, true, true, false, false>(carry);
 }
 
 // Split-k when the C tiles alone cannot fill the GPU (1024^3 with 128 x 256 tiles: 32 tiles for
@@ -287,57 +353,137 @@ int choose_splits(const GemmProblem& p) {
   return best_cost < 0.85 * base ? best : 1;
 }
 
+// One launch of a tile width: the tile kernel over the main region plus the strip blocks.
 template <int kTN>
-LaunchConfig config_t(const GemmProblem& p) {
+struct TileLaunch {
+  Picked k;
+  strips::Plan sp;
+  TileGrid g;              // tiles of the main region
+  int splits, per_split;   // depth splits actually used, k-tiles per split
+  int main_blocks, blocks; // tile blocks (all splits), total grid (0: too large)
+};
+
+template <int kTN>
+TileLaunch<kTN> plan_tiles(const GemmProblem& p, bool av, bool bv) {
   using WT = typename Cfg<kTN>::WT;
-  const TileGrid g = make_tile_grid(p, WT::kBM, WT::kBN);
-  const dim3 grid = grid_1d(g);
-  return {reinterpret_cast<const void*>(pick<kTN>(p).f),
-          dim3(grid.x * choose_splits<kTN>(p)), dim3(WT::kThreads),
-          static_cast<size_t>(Cfg<kTN>::kSmemBytes)};
+  TileLaunch<kTN> L;
+  const int m = static_cast<int>(p.m), n = static_cast<int>(p.n), k = static_cast<int>(p.k);
+  L.sp = strips::make_plan(m, n, k, WT::kBM, WT::kBN, 1);
+  GemmProblem main = p;
+  main.m = L.sp.m_main, main.n = L.sp.n_main;
+  L.g = make_tile_grid(main, WT::kBM, WT::kBN);
+  const int64_t tiles = static_cast<int64_t>(L.g.m_tiles) * L.g.n_tiles;
+  const int kt = ceil_div(k, kBK);
+  L.per_split = ceil_div(kt, tiles > 0 ? choose_splits<kTN>(main) : 1);
+  L.splits = ceil_div(kt, L.per_split);  // every split gets >= 1 k-tile
+  // Carrying fragments across k-tiles waits for one more tile up front: it pays off on long k
+  // loops only (1024^3 in 4 splits of 16 k-tiles: 30.9 vs 33.8 TFLOP/s).
+  L.k = pick<kTN>(p.op_a == Op::T, p.op_b == Op::T, av, bv, L.per_split >= 64);
+  // Split tiles mean a small problem that fills the SMs already: split the strips too, into
+  // pieces of >= 4 strip k-tiles (128 deep), at most 8 (thin_strips.cuh).
+  if (L.splits > 1)
+    L.sp = strips::make_plan(m, n, k, WT::kBM, WT::kBN,
+                             std::min(8, std::max(1, ceil_div(k, strips::kKT) / 4)));
+  const int64_t main_blocks = tiles * L.splits;
+  const int64_t blocks = main_blocks + L.sp.blocks();
+  L.main_blocks = static_cast<int>(std::min<int64_t>(main_blocks, INT_MAX));
+  L.blocks = blocks > INT_MAX ? 0 : static_cast<int>(blocks);
+  return L;
 }
 
 template <int kTN>
-cudaError_t launch_t(const GemmProblem& p) {
+cudaError_t launch_t(const GemmProblem& p, bool av, bool bv) {
   using WT = typename Cfg<kTN>::WT;
-  const Picked k = pick<kTN>(p);
-  if (k.err != cudaSuccess) return k.err;
-  const TileGrid g = make_tile_grid(p, WT::kBM, WT::kBN);
-  const int splits = choose_splits<kTN>(p);
-  const int kt = ceil_div(static_cast<int>(p.k), kBK);
-  const int per_split = ceil_div(kt, splits);
-  const int used = ceil_div(kt, per_split);  // every split gets >= 1 k-tile
-  if (used > 1) {
-    const cudaError_t e = scale_c(p.C, p.ldc, p.m, p.n, p.beta, p.stream);
+  const TileLaunch<kTN> L = plan_tiles<kTN>(p, av, bv);
+  if (L.k.err != cudaSuccess) return L.k.err;
+  if (L.blocks == 0) return cudaErrorInvalidValue;
+  if (L.splits > 1) {  // C = beta * C for the atomics: the main region, and the strips if split
+    const bool all = L.sp.splits > 1;
+    const cudaError_t e = scale_c(p.C, p.ldc, all ? p.m : L.sp.m_main, all ? p.n : L.sp.n_main,
+                                  p.beta, p.stream);
     if (e != cudaSuccess) return e;
   }
-  const dim3 grid = grid_1d(g);
-  if (grid.x == 0 || static_cast<int64_t>(grid.x) * used > INT_MAX) return cudaErrorInvalidValue;
-  k.f<<<dim3(grid.x * used), WT::kThreads, Cfg<kTN>::kSmemBytes, p.stream>>>(
+  L.k.f<<<dim3(L.blocks), WT::kThreads, Cfg<kTN>::kSmemBytes, p.stream>>>(
       static_cast<const float*>(p.A), static_cast<int>(p.lda), static_cast<const float*>(p.B),
-      static_cast<int>(p.ldb), make_epilogue(p), static_cast<int>(p.k), g.m_tiles, g.n_tiles, used,
-      per_split);
+      static_cast<int>(p.ldb), make_epilogue(p), static_cast<int>(p.k), L.g.m_tiles, L.g.n_tiles,
+      L.splits, L.per_split, L.main_blocks, L.sp);
   return cudaGetLastError();
 }
+
+// A misaligned operand on a 16-byte path (A^T or B) would take 4-byte copies: 11% slower with
+// 128 x 128 tiles, 27% with 128 x 256 (4097^3, H100). Copying it to 16-byte-aligned rows costs a
+// read and a write of the operand (~8 bytes per element at ~2.5 TB/s) plus a launch; worth it when
+// that is under ~5% of the GEMM's own time at ~40 TFLOP/s. Measured (H100, 2026-11-22): 4097^3 NN
+// 45.2 TFLOP/s with the copy vs 42.7 without; 1025^3 NN 24.4 with vs 25.5 without (the copy and
+// its launch are ~8% there), so 1025^3 stays on the 4-byte path.
+bool worth_realigning(const GemmProblem& p, int64_t rows, int64_t cols) {
+  const double copy_s = 8.0 * static_cast<double>(rows) * cols / 2.5e12 + 2e-6;
+  const double gemm_s = 2.0 * static_cast<double>(p.m) * p.n * p.k / 40e12;
+  return copy_s < 0.05 * gemm_s && rows * aligned_ld_16(cols, sizeof(float)) <= INT_MAX;
+}
+
+struct Plan {
+  bool realign_a, realign_b;  // op(A) = A^T / op(B) = B stored with misaligned rows: copy first
+  bool av, bv;                // 16-byte loaders for A^T / B
+  bool wide;                  // 128 x 256 tiles
+};
 
 // Which tile: the 128 x 256 one (8 x 16 per thread) wins only where both operands take 16-byte
 // or k-transposing copies that it can issue cheaply: op NN with B rows 16-byte aligned (H100,
 // 2026-11-22: 46.0 vs 44.5 TFLOP/s at 4096^3, 46.3 vs 44.9 at 8192^3). Elsewhere the 128 x 128 tile
-// with two blocks per SM hides the 4-byte copies better (4097^3 NN: 39.6 vs 33.5; 4096^3 NT/TT:
-// 42.6 / 43.4 vs 40.9 / 41.6).
-bool use_wide(const GemmProblem& p) {
-  return p.op_a == Op::N && p.op_b == Op::N && rows_aligned(p.B, p.ldb, sizeof(float), 16);
+// with two blocks per SM hides the 4-byte copies better (4096^3 NT/TT: 42.6 / 43.4 vs 40.9 / 41.6).
+Plan make_plan(const GemmProblem& p) {
+  const bool at = p.op_a == Op::T, bt = p.op_b == Op::T;
+  const bool a_ok = rows_aligned(p.A, p.lda, sizeof(float), 16);
+  const bool b_ok = rows_aligned(p.B, p.ldb, sizeof(float), 16);
+  Plan pl{};
+  pl.realign_a = at && !a_ok && worth_realigning(p, p.k, p.m);  // A^T: stored k x m
+  pl.realign_b = !bt && !b_ok && worth_realigning(p, p.k, p.n);  // B: stored k x n
+  pl.av = at && (a_ok || pl.realign_a);
+  pl.bv = !bt && (b_ok || pl.realign_b);
+  pl.wide = !at && !bt && pl.bv;
+  return pl;
 }
 
-LaunchConfig config(const GemmProblem& p) { return use_wide(p) ? config_t<4>(p) : config_t<2>(p); }
-cudaError_t launch(const GemmProblem& p) { return use_wide(p) ? launch_t<4>(p) : launch_t<2>(p); }
+template <int kTN>
+LaunchConfig config_t(const GemmProblem& p, const Plan& pl) {
+  const TileLaunch<kTN> L = plan_tiles<kTN>(p, pl.av, pl.bv);
+  return {reinterpret_cast<const void*>(L.k.f), dim3(L.blocks), dim3(Cfg<kTN>::WT::kThreads),
+          static_cast<size_t>(Cfg<kTN>::kSmemBytes)};
+}
+
+LaunchConfig config(const GemmProblem& p) {
+  const Plan pl = make_plan(p);
+  return pl.wide ? config_t<4>(p, pl) : config_t<2>(p, pl);
+}
+
+cudaError_t launch(const GemmProblem& p) {
+  const Plan pl = make_plan(p);
+  GemmProblem q = p;  // p with the realigned copies in place of misaligned operands
+  AlignedRows ra, rb;
+  cudaError_t e = cudaSuccess;
+  if (pl.realign_a) {
+    e = align_rows_16(p.A, p.k, p.m, p.lda, sizeof(float), p.stream, &ra);
+    q.A = ra.ptr, q.lda = ra.ld;
+  }
+  if (e == cudaSuccess && pl.realign_b) {
+    e = align_rows_16(p.B, p.k, p.n, p.ldb, sizeof(float), p.stream, &rb);
+    q.B = rb.ptr, q.ldb = rb.ld;
+  }
+  if (e == cudaSuccess) e = pl.wide ? launch_t<4>(q, pl.av, pl.bv) : launch_t<2>(q, pl.av, pl.bv);
+  // Stream-ordered: the copies are freed after the kernel that reads them has run.
+  const cudaError_t ea = release_aligned_rows(&ra, p.stream);
+  const cudaError_t eb = release_aligned_rows(&rb, p.stream);
+  return e != cudaSuccess ? e : ea != cudaSuccess ? ea : eb;
+}
 
 }  // namespace
 
 extern const KernelDesc kSimtCpAsyncMultistage = {
     "simt/13_cp_async_multistage", 13, "simt", "beyond the seeds",
     "cp.async 4-stage pipeline (16 B or 4 B copies by layout/alignment), 128x256 (8x16/thread) or "
-    "128x128 (8x8/thread) blocks, grouped tile order, split-k for small grids",
+    "128x128 (8x8/thread) blocks, grouped tile order, split-k for small grids, thin edge strips "
+    "as GEMV blocks, misaligned operands realigned when cheap",
     kFP32, 80, 100, nullptr, launch, config};
 
 }  // namespace gemmlab
