@@ -140,6 +140,51 @@ INSTANTIATE_TEST_SUITE_P(AllKernels, KernelCase, ::testing::ValuesIn(all_cases()
                            return case_name(info.param);
                          });
 
+// Every kernel gives bit-identical results when run twice on the same inputs, including the
+// split-k paths (small grids, deep k), whose partial sums are added in a fixed order.
+TEST(Determinism, SameInputsSameBits) {
+  GEMMLAB_REQUIRE_GPU();
+  int dev = 0, major = 0, minor = 0;
+  ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+  const int cc = major * 10 + minor;
+  const Shape shapes[] = {{1025, 1025, 1025}, {1000, 1025, 999}, {257, 129, 4096}};
+  int compared = 0;
+  for (Precision prec : {Precision::FP32, Precision::TF32, Precision::BF16, Precision::FP16})
+    for (const Shape& sh : shapes) {
+      const int64_t m = sh.m, n = sh.n, k = sh.k;
+      const int eb = input_bytes(prec);
+      DeviceMem a(m * k * eb), b(k * n * eb), cbuf(m * n * sizeof(float));
+      ASSERT_TRUE(a.ptr && b.ptr && cbuf.ptr) << "cudaMalloc failed";
+      ASSERT_EQ(fill_random_device(a.ptr, m * k, prec, 21), cudaSuccess);
+      ASSERT_EQ(fill_random_device(b.ptr, k * n, prec, 22), cudaSuccess);
+      std::vector<float> c0(m * n), first(m * n), second(m * n);
+      ASSERT_EQ(fill_random_device_f32(cbuf.as<float>(), m * n, 23), cudaSuccess);
+      ASSERT_EQ(cudaMemcpy(c0.data(), cbuf.ptr, m * n * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+      for (const KernelDesc& kd : all_kernels()) {
+        if (!(kd.dtypes & dtype_bit(prec)) || cc < kd.min_cc) continue;
+        SCOPED_TRACE(std::string(kd.name) + " " + precision_name(prec) + " " +
+                     std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
+        for (std::vector<float>* out : {&first, &second}) {
+          ASSERT_EQ(cudaMemcpy(cbuf.ptr, c0.data(), m * n * 4, cudaMemcpyHostToDevice), cudaSuccess);
+          ASSERT_EQ(gemm(Op::N, Op::N, m, n, k, 1.0f, a.ptr, k, b.ptr, n, 0.5f, cbuf.as<float>(), n,
+                         prec, kd.name),
+                    Status::Success)
+              << last_error_message();
+          ASSERT_EQ(cudaMemcpy(out->data(), cbuf.ptr, m * n * 4, cudaMemcpyDeviceToHost),
+                    cudaSuccess);
+        }
+        int64_t differ = 0;
+        for (int64_t i = 0; i < m * n; ++i)
+          differ += std::memcmp(&first[i], &second[i], sizeof(float)) != 0;
+        EXPECT_EQ(differ, 0) << "elements that changed between two identical runs";
+        ++compared;
+      }
+    }
+  ASSERT_GT(compared, 0);
+}
+
 // `auto` picks a kernel for each precision and gets the right answer.
 TEST(AutoKernel, PicksAKernelPerPrecision) {
   GEMMLAB_REQUIRE_GPU();

@@ -90,6 +90,19 @@ struct WarpTile {
     }
   }
 
+  // The problem's last k-tile when k % BK != 0: only its first `steps` k rows hold data (the
+  // rest were zero-filled), so only those are multiplied. 1025 = 64 x 16 + 1 would otherwise
+  // spend 16 FFMA steps on one row of data.
+  static __device__ __forceinline__ void mma_ksteps(float (&acc)[8][kCols], const float* As,
+                                                    const float* Bs, const Pos& p, int steps) {
+#pragma unroll 1
+    for (int kk = 0; kk < steps; ++kk) {
+      Frag f;
+      load_frag(f, As + kk * kLdA, Bs + kk * kLdB, p);
+      fma_frag(acc, f);
+    }
+  }
+
   // mma_ktile for a pipelined k loop that keeps the register double buffer running across k-tile
   // boundaries: f0 holds step 0 of this k-tile (loaded during the previous one), and the last step
   // loads step 0 of the next k-tile (As_next / Bs_next, when has_next) into f0. So no LDS latency
@@ -146,35 +159,49 @@ struct WarpTile {
       }
   }
 
-  // Split-k epilogue: C += alpha * acc with atomics (C was scaled by beta beforehand). 16-byte
-  // vector atomics on sm_90 where the row segment allows, else one per element.
-  static __device__ __forceinline__ void add_tile_atomic(const Epilogue& ep, int row0, int col0,
-                                                         const Pos& p,
+  // Split-k (split_k.cuh): a block's partial accumulators in a thread-private layout, float4
+  // number q of thread tid at part[q * kThreads + tid], so stores and loads are fully coalesced
+  // and the block that sums reads back exactly the elements its own threads hold.
+  static constexpr int kPartialFloats = kBM * kBN;
+  static __device__ __forceinline__ void publish_partial(float* part,
                                                          const float (&acc)[8][kCols]) {
+    float4* p4 = reinterpret_cast<float4*>(part) + threadIdx.x;
 #pragma unroll
-    for (int s = 0; s < 2; ++s)
+    for (int i = 0; i < 8; ++i)
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const int r = row0 + p.a_off + s * 16 + i;
-        if (r >= ep.m) continue;
+      for (int t = 0; t < kTN; ++t)
+        __stcg(p4 + (i * kTN + t) * kThreads,
+               make_float4(acc[i][4 * t], acc[i][4 * t + 1], acc[i][4 * t + 2], acc[i][4 * t + 3]));
+  }
+  // acc = partial 0 + partial 1 + ... in split order (deterministic). parts: the tile's first.
+  // Partial 0 is loaded straight into acc (dead by then: it was published); the others are added
+  // 8 float4 at a time, so the loads in flight do not push the kernel past its register cap.
+  static __device__ __forceinline__ void sum_partials(const float* parts, int splits,
+                                                      float (&acc)[8][kCols]) {
+    const float4* p4 = reinterpret_cast<const float4*>(parts) + threadIdx.x;
 #pragma unroll
-        for (int t = 0; t < kTN; ++t) {
-          const int c = col0 + p.b_off + t * 32;
-          const float* v = &acc[s * 4 + i][t * 4];
-          float* dst = ep.C + r * ep.ldc + c;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-          if (c + 3 < ep.n && (reinterpret_cast<uintptr_t>(dst) & 15) == 0) {
-            atomicAdd(reinterpret_cast<float4*>(dst),
-                      make_float4(ep.alpha * v[0], ep.alpha * v[1], ep.alpha * v[2],
-                                  ep.alpha * v[3]));
-            continue;
-          }
-#endif
+    for (int i = 0; i < 8; ++i)
 #pragma unroll
-          for (int j = 0; j < 4; ++j)
-            if (c + j < ep.n) atomicAdd(dst + j, ep.alpha * v[j]);
+      for (int t = 0; t < kTN; ++t) {
+        const float4 v = __ldcg(p4 + (i * kTN + t) * kThreads);
+        acc[i][4 * t] = v.x, acc[i][4 * t + 1] = v.y, acc[i][4 * t + 2] = v.z,
+        acc[i][4 * t + 3] = v.w;
+      }
+#pragma unroll 1
+    for (int s = 1; s < splits; ++s) {
+      p4 += kPartialFloats / 4;
+#pragma unroll
+      for (int i0 = 0; i0 < 8; i0 += 8 / kTN) {
+        float4 v[8];
+#pragma unroll
+        for (int q = 0; q < 8; ++q) v[q] = __ldcg(p4 + ((i0 + q / kTN) * kTN + q % kTN) * kThreads);
+#pragma unroll
+        for (int q = 0; q < 8; ++q) {
+          float* a = &acc[i0 + q / kTN][4 * (q % kTN)];
+          a[0] += v[q].x, a[1] += v[q].y, a[2] += v[q].z, a[3] += v[q].w;
         }
       }
+    }
   }
 };
 

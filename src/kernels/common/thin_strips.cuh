@@ -17,11 +17,12 @@
 // Small problems whose tile blocks already fill (nearly) every SM (1025^3: 128 split-k blocks on
 // 132 SMs) leave no such room, so there the strips are split along k as well (Plan::splits): the
 // few idle SMs take pieces during the tile phase and the rest spread over all SMs right after it.
-// Split strips add alpha * partial with atomics into C, which the caller scaled by beta before.
+// Split strip pieces are summed like split tiles (split_k.cuh): deterministic, beta applied once.
 #pragma once
 
 #include "kernels/common/cp_async.cuh"
 #include "kernels/common/gemm_common.cuh"
+#include "kernels/common/split_k.cuh"
 
 namespace gemmlab {
 namespace strips {
@@ -34,6 +35,7 @@ constexpr int kLdL = kL + 1;  // long tile Ls[k][l]: +1 so k-contiguous copies (
                               // write distinct banks
 constexpr int kStageFloats = kThin * kKT + kKT * kLdL;  // Ts[t][k] first (16-byte aligned), Ls
 constexpr int kSmemBytes = kStages * kStageFloats * static_cast<int>(sizeof(float));
+constexpr int kPartialFloats = kThin * kL;  // split-k partial of one strip block piece
 static_assert(kThin * kKT == 256 && kStageFloats % 4 == 0, "one thin element per thread");
 
 // The host-side split of a problem into the tile region and the strips.
@@ -41,7 +43,7 @@ struct Plan {
   int m_main, n_main;  // the tile kernel covers [0, m_main) x [0, n_main)
   int right_blocks;    // strip blocks for cols [n_main, n): ceil(m / kL), or 0
   int bottom_blocks;   // strip blocks for rows [m_main, m): ceil(n_main / kL), or 0
-  int splits;          // depth pieces per strip block (> 1: atomics into C pre-scaled by beta)
+  int splits;          // depth pieces per strip block (> 1: summed through split_k.cuh)
   int k_per_split;     // depth of one piece, a multiple of kKT
   int blocks() const { return (right_blocks + bottom_blocks) * splits; }
 };
@@ -69,7 +71,7 @@ __device__ __forceinline__ const float* elem(const float* x, int ld, bool k_cont
 template <bool kAT, bool kBT>
 __device__ __forceinline__ void strip_block(float* smem, const float* A, int lda, const float* B,
                                             int ldb, const Epilogue& ep, int k, const Plan& plan,
-                                            int idx) {
+                                            int idx, const SplitWorkspace& ws) {
   const int split = idx % plan.splits;
   idx /= plan.splits;
   const int k_begin = split * plan.k_per_split;
@@ -158,17 +160,30 @@ __device__ __forceinline__ void strip_block(float* smem, const float* A, int lda
 #pragma unroll
     for (int t = 0; t < kThin; ++t) smem[t * kL + l] = acc[t];
   __syncthreads();
+  if (kh == 0)
+#pragma unroll
+    for (int t = 0; t < kThin; ++t) acc[t] += smem[t * kL + l];
+  if (plan.splits > 1) {  // split_k.cuh: publish; the last piece of this block sums in order
+    float* parts = ws.partials + static_cast<int64_t>(idx) * plan.splits * kPartialFloats;
+    if (kh == 0)
+#pragma unroll
+      for (int t = 0; t < kThin; ++t) __stcg(parts + split * kPartialFloats + t * kL + l, acc[t]);
+    if (!split_arrive_last(ws.counters + idx, ws.tag, plan.splits)) return;
+    if (kh == 0)
+      for (int s = 0; s < plan.splits; ++s)
+#pragma unroll
+        for (int t = 0; t < kThin; ++t) {
+          const float v = __ldcg(parts + s * kPartialFloats + t * kL + l);
+          acc[t] = s == 0 ? v : acc[t] + v;
+        }
+  }
   if (kh == 1 || l0 + l >= l_count) return;
 #pragma unroll
   for (int t = 0; t < kThin; ++t) {
     if (t >= t_count) break;
-    const float v = acc[t] + smem[t * kL + l];
     // Bottom: l0 + l < n_main, the corner belongs to the right strip.
     const int r = right ? l0 + l : t0 + t, c = right ? t0 + t : l0 + l;
-    if (plan.splits == 1)
-      ep.store(r, c, v);
-    else if (r < ep.m && c < ep.n)
-      atomicAdd(ep.C + r * ep.ldc + c, ep.alpha * v);
+    ep.store(r, c, acc[t]);
   }
 }
 

@@ -1,5 +1,5 @@
-// Stream-ordered scratch memory for the packing / realigning passes some kernels run inside their
-// launch (so the pass is part of the kernel's time). One gemmlab-owned memory pool per device,
+// Stream-ordered scratch memory for what some kernels need inside their launch (packing and
+// realigning copies, split-k partials), so its cost is part of the kernel's time. One gemmlab-owned memory pool per device,
 // created on first use, keeps up to kRetainBytes of freed memory mapped, so repeated calls do
 // not pay for mapping memory again; the caller's default pool is left alone.
 #pragma once

@@ -12,8 +12,12 @@
 // exposed after each barrier (4096^3 NN: 47.4 vs 46.2 TFLOP/s).
 // Full tiles are issued first, in bands of 16 tile rows (tile_grouped) for L2 reuse; partial edge
 // tiles come last and their idle warps skip the FFMAs. When the full tiles cannot fill the GPU
-// (1024^3: 32 or 64 tiles for 132 SMs) the depth is split and partial products are added with
-// atomics after a beta pass over C (results then vary at rounding level from run to run).
+// (1024^3: 32 or 64 tiles for 132 SMs) the depth is split: each split publishes its partial tile
+// and the tile's last block adds them in split order and runs the epilogue (split_k.cuh). No beta
+// pass over C, no atomics, bit-identical results from run to run. (The atomics this replaced
+// needed 16-byte aligned C rows for vector atomics; with ldc = 1025 one atomic per element cost
+// 1025^3 ~15%.) The splits share the full k-tiles evenly and the last one also takes the partial
+// k-tile, multiplying only its valid rows (1025 = 4 x 256 + 1: not 4 x 17 k-tiles).
 //
 // Odd sizes (e.g. 4097^3): a remainder of <= 8 rows or columns is not given to tiles at all. The
 // tiles cover the main region (4096 x 4096) and extra blocks at the end of the same grid compute
@@ -33,21 +37,23 @@
 // Out-of-range elements are zero-filled by cp.async (src-size 0); the epilogue is guarded.
 // Seed: beyond the seeds.
 // Measured (H100 SXM, gemm-bench, 2026-11-22, same run as cuBLAS SGEMM), fp32 TFLOP/s (% cuBLAS):
-//   NN 1024^3 33.8 (98%), 1025^3 25.6 (83%), 2048^3 45.9 (91%), 4096^3 47.4 (92%),
-//   4097^3 45.9 (104%), 8192^3 47.7 (93%); 4096^3 NT 42.5 (84%), TN 48.3 (93%), TT 45.6 (93%);
-//   4097^3 NT 40.7 (97%), TN 46.5 (99%), TT 44.5 (96%).
+//   NN 1024^3 33.8 (98%), 1025^3 29.5 (96%), 2048^3 46.7 (92%), 4096^3 48.1 (94%),
+//   4097^3 46.1 (104%); 4096^3 NT 39.6 (78%), TN 48.5 (94%); 1025^3 NT 27.6 (93%), TN 30.7
+//   (104%). Full tables: docs/results/.
 // What limits it: FFMA is ~87% of the main-loop instructions (1024 FFMA, 64 LDS.128, ~90 other
 // per k-tile at 8 x 8), no spills, no bank conflicts by construction, so the gap to cuBLAS is
 // issue/latency: 8 warps per SM at 8 x 16 (one block) or 16 at 8 x 8; H100's 128 FP32 lanes per SM
-// against 128 B/clk of shared bandwidth leave little slack for the LDS traffic. 1025^3 (0.084 vs
-// 0.070 ms) is small enough that every extra pass shows: 4-byte copies of B (realigning costs
-// more there), the beta pass for split-k, one more k-tile per split (1025 = 64 x 16 + 1) and the
-// strip pieces that finish after the tiles.
+// against 128 B/clk of shared bandwidth leave little slack for the LDS traffic. At 1025^3 (ncu:
+// FMA pipe 54% busy, stalls on barrier, long scoreboard, MIO and LSU throttle) the odd leading
+// dimensions are what is left: B's rows take 4-byte copies (a realigning copy costs more than it
+// saves at this size: 27.3 vs 29.5 TFLOP/s) and A's misaligned rows split each 32-byte read over
+// two sectors. 1024 x 1025 x 1024 runs at 105% of cuBLAS, 1025^3 at 96%.
 #include <algorithm>
 
 #include "kernels/common/aligned_rows.h"
 #include "kernels/common/cp_async.cuh"
-#include "kernels/common/scale_c.h"
+#include "kernels/common/split_k.cuh"
+#include "kernels/common/workspace.h"
 #include "kernels/common/simt_warptile.cuh"
 #include "kernels/common/thin_strips.cuh"
 
@@ -163,15 +169,22 @@ __device__ __forceinline__ TileCoord heavy_first_tile(int linear, int bm, int bn
 
 // Blocks [0, main_blocks): one block computes one C tile of the main region [0, plan.m_main) x
 // [0, plan.n_main) over the k-tiles [kt0, kt0 + k_tiles_per_split) of its split. splits == 1: the
-// whole depth, normal epilogue. splits > 1: the main region of C was scaled by beta beforehand and
-// each split adds alpha * its partial product with atomics. Blocks from main_blocks on: the thin
+// whole depth, normal epilogue. splits > 1: each split publishes its partial product and the
+// tile's last block sums them in order and runs the epilogue (split_k.cuh). Blocks from main_blocks on: the thin
 // edge strips (thin_strips.cuh), last in the grid so they fill the tile kernel's last wave.
 // ep holds the full m, n: main tiles never reach past the main region, so its guards still hold.
-template <int kTN, bool kAT, bool kBT, bool kAVec, bool kBVec, bool kCarry>
+// The k loop: kPlain (one split, or the last of several without the partial-k-tile shortcut),
+// kCarry (fragments carried across k-tiles, long loops), kSplit (split-k: partial k-tile done
+// step by step, partials summed through split_k.cuh). Separate instantiations, so the code each
+// variant does not need cannot cost the others registers (NT 4096^3: 39.1 vs 42.5 TFLOP/s with
+// the split-k paths compiled into the plain loop).
+enum class Loop { kPlain, kCarry, kSplit };
+
+template <int kTN, bool kAT, bool kBT, bool kAVec, bool kBVec, Loop kLoop>
 __global__ void __launch_bounds__(256, Cfg<kTN>::kMinBlocks)
     cp_async_kernel(const float* A, int lda, const float* B, int ldb, Epilogue ep, int k,
                     int m_tiles, int n_tiles, int splits, int k_tiles_per_split, int main_blocks,
-                    strips::Plan plan) {
+                    strips::Plan plan, SplitWorkspace ws) {
   using C = Cfg<kTN>;
   using WT = typename C::WT;
   constexpr int kStages = C::kStages;
@@ -180,15 +193,21 @@ __global__ void __launch_bounds__(256, Cfg<kTN>::kMinBlocks)
   float* Bs = As + kStages * C::kStageA;
 
   if (static_cast<int>(blockIdx.x) >= main_blocks) {  // uniform per block
+    // The strips' split-k scratch follows the tiles' (plan_workspace).
+    const SplitWorkspace strip_ws{ws.partials + static_cast<int64_t>(main_blocks) * WT::kPartialFloats,
+                                  ws.counters + main_blocks / splits, ws.tag};
     strips::strip_block<kAT, kBT>(As, A, lda, B, ldb, ep, k, plan,
-                                  static_cast<int>(blockIdx.x) - main_blocks);
+                                  static_cast<int>(blockIdx.x) - main_blocks, strip_ws);
     return;
   }
   const int split = static_cast<int>(blockIdx.x) % splits;
   const TileCoord t = heavy_first_tile(static_cast<int>(blockIdx.x) / splits, WT::kBM, WT::kBN,
                                        plan.m_main, plan.n_main, m_tiles, n_tiles);
+  // Splits cut the full k-tiles evenly; the last one also takes the partial k-tile (k % kBK rows,
+  // multiplied step by step: mma_ksteps), so 1025 = 4 x 16 full k-tiles + 1 row, not 4 x 17.
   const int kt0 = split * k_tiles_per_split;
-  const int k_tiles = min(ceil_div(k, kBK) - kt0, k_tiles_per_split);
+  const int k_tiles = split == splits - 1 ? ceil_div(k, kBK) - kt0 : k_tiles_per_split;
+  const int tail_steps = kLoop == Loop::kSplit && split == splits - 1 ? k % kBK : 0;
   const typename WT::Pos pos = WT::pos();
   const bool active = WT::warp_active(pos, t.row0, t.col0, ep);
   // A with op N and B with op T are stored with k contiguous.
@@ -209,7 +228,7 @@ __global__ void __launch_bounds__(256, Cfg<kTN>::kMinBlocks)
     cp_async_commit();
   }
 
-  if constexpr (!kCarry) {
+  if constexpr (kLoop != Loop::kCarry) {
     for (int kt = 0; kt < k_tiles; ++kt) {
       cp_async_wait<kStages - 2>();  // this thread's copies of tile kt are done...
       __syncthreads();               // ...and everyone's; also: all finished computing tile kt-1
@@ -221,8 +240,12 @@ __global__ void __launch_bounds__(256, Cfg<kTN>::kMinBlocks)
       }
       cp_async_commit();
       const int cur = kt % kStages;
-      if (active)
-        WT::template mma_ktile<kBK>(acc, As + cur * C::kStageA, Bs + cur * C::kStageB, pos);
+      if (active) {
+        if (kLoop == Loop::kSplit && tail_steps != 0 && kt == k_tiles - 1)
+          WT::mma_ksteps(acc, As + cur * C::kStageA, Bs + cur * C::kStageB, pos, tail_steps);
+        else
+          WT::template mma_ktile<kBK>(acc, As + cur * C::kStageA, Bs + cur * C::kStageB, pos);
+      }
     }
   } else {
     // Same pipeline, but the fragment double buffer runs across k-tile boundaries: during tile kt
@@ -250,23 +273,27 @@ __global__ void __launch_bounds__(256, Cfg<kTN>::kMinBlocks)
     }
   }
   cp_async_wait<0>();  // no copy may still target shared memory when the block exits
-  if (splits == 1)
-    WT::store_tile(ep, t.row0, t.col0, pos, acc);
-  else
-    WT::add_tile_atomic(ep, t.row0, t.col0, pos, acc);
+  if (kLoop == Loop::kSplit && splits > 1) {  // split_k.cuh: publish; the last block sums
+    const int tile = static_cast<int>(blockIdx.x) / splits;
+    float* parts = ws.partials + static_cast<int64_t>(tile) * splits * WT::kPartialFloats;
+    WT::publish_partial(parts + split * WT::kPartialFloats, acc);
+    if (!split_arrive_last(ws.counters + tile, ws.tag, splits)) return;
+    WT::sum_partials(parts, splits, acc);
+  }
+  WT::store_tile(ep, t.row0, t.col0, pos, acc);
 }
 
 using KernelFn = void (*)(const float*, int, const float*, int, Epilogue, int, int, int, int, int,
-                         int, strips::Plan);
+                         int, strips::Plan, SplitWorkspace);
 
 struct Picked {
   KernelFn f;
   cudaError_t err;  // from opting in to the shared-memory size
 };
 
-template <int kTN, bool kAT, bool kBT, bool kAVec, bool kBVec, bool kCarry>
+template <int kTN, bool kAT, bool kBT, bool kAVec, bool kBVec, Loop kLoop>
 Picked prepared_f() {
-  KernelFn f = cp_async_kernel<kTN, kAT, kBT, kAVec, kBVec, kCarry>;
+  KernelFn f = cp_async_kernel<kTN, kAT, kBT, kAVec, kBVec, kLoop>;
   // Above 48 KB of dynamic shared memory a kernel must opt in; the max carveout lets two
   // 128 x 128 blocks (2 x 66 KB) share an SM. Once per instantiation (thread-safe static init).
   static const cudaError_t once = [f] {
@@ -287,30 +314,32 @@ Picked prepared_f() {
 // TFLOP/s, TN 48.3 vs 47.6, TT 45.6 vs 44.4). With A and B^T (NT) the 128 x 128 kernel spills at
 // its 128-register cap and loses (40.7 vs 42.4), so that one is not even instantiated.
 template <int kTN, bool kAT, bool kBT, bool kAVec, bool kBVec>
-Picked prepared(bool carry) {
+Picked prepared(Loop loop) {
+  if (loop == Loop::kSplit) return prepared_f<kTN, kAT, kBT, kAVec, kBVec, Loop::kSplit>();
   if constexpr (kTN == 4 || kAT) {
-    if (carry) return prepared_f<kTN, kAT, kBT, kAVec, kBVec, true>();
+    if (loop == Loop::kCarry) return prepared_f<kTN, kAT, kBT, kAVec, kBVec, Loop::kCarry>();
   }
-  return prepared_f<kTN, kAT, kBT, kAVec, kBVec, false>();
+  return prepared_f<kTN, kAT, kBT, kAVec, kBVec, Loop::kPlain>();
 }
 
 // The 16-byte loaders exist only where the operand's contiguous direction is the tile's rows
 // (A^T, B); av / bv: those rows are 16-byte aligned (as given, or after realignment).
 template <int kTN>
-Picked pick(bool at, bool bt, bool av, bool bv, bool carry) {
+Picked pick(bool at, bool bt, bool av, bool bv, Loop loop) {
+  if constexpr (kTN == 4) return prepared<4, false, false, false, true>(loop);  // NN, aligned B only
   if (!at && !bt)
-    return bv ? prepared<kTN, false, false, false, true>(carry)
-              : prepared<kTN, false, false, false, false>(carry);
-  if (!at && bt) return prepared<kTN, false, true, false, false>(carry);
+    return bv ? prepared<kTN, false, false, false, true>(loop)
+              : prepared<kTN, false, false, false, false>(loop);
+  if (!at && bt) return prepared<kTN, false, true, false, false>(loop);
   if (at && !bt) {
     if (av)
-      return bv ? prepared<kTN, true, false, true, true>(carry)
-                : prepared<kTN, true, false, true, false>(carry);
-    return bv ? prepared<kTN, true, false, false, true>(carry)
-              : prepared<kTN, true, false, false, false>(carry);
+      return bv ? prepared<kTN, true, false, true, true>(loop)
+                : prepared<kTN, true, false, true, false>(loop);
+    return bv ? prepared<kTN, true, false, false, true>(loop)
+              : prepared<kTN, true, false, false, false>(loop);
   }
-  return av ? prepared<kTN, true, true, true, false>(carry)
-            : prepared<kTN, true, true, false, false>(carry);
+  return av ? prepared<kTN, true, true, true, false>(loop)
+            : prepared<kTN, true, true, false, false>(loop);
 }
 
 // Split-k when the C tiles alone cannot fill the GPU (1024^3 with 128 x 256 tiles: 32 tiles for
@@ -373,12 +402,14 @@ TileLaunch<kTN> plan_tiles(const GemmProblem& p, bool av, bool bv) {
   main.m = L.sp.m_main, main.n = L.sp.n_main;
   L.g = make_tile_grid(main, WT::kBM, WT::kBN);
   const int64_t tiles = static_cast<int64_t>(L.g.m_tiles) * L.g.n_tiles;
-  const int kt = ceil_div(k, kBK);
-  L.per_split = ceil_div(kt, tiles > 0 ? choose_splits<kTN>(main) : 1);
-  L.splits = ceil_div(kt, L.per_split);  // every split gets >= 1 k-tile
+  // Splits share the full k-tiles (the last split also takes a partial one: see the kernel).
+  const int kt_full = std::max(1, k / kBK);
+  L.per_split = ceil_div(kt_full, tiles > 0 ? choose_splits<kTN>(main) : 1);
+  L.splits = ceil_div(kt_full, L.per_split);  // every split gets >= 1 k-tile
   // Carrying fragments across k-tiles waits for one more tile up front: it pays off on long k
   // loops only (1024^3 in 4 splits of 16 k-tiles: 30.9 vs 33.8 TFLOP/s).
-  L.k = pick<kTN>(p.op_a == Op::T, p.op_b == Op::T, av, bv, L.per_split >= 64);
+  L.k = pick<kTN>(p.op_a == Op::T, p.op_b == Op::T, av, bv,
+                  L.splits > 1 ? Loop::kSplit : L.per_split >= 64 ? Loop::kCarry : Loop::kPlain);
   // Split tiles mean a small problem that fills the SMs already: split the strips too, into
   // pieces of >= 4 strip k-tiles (128 deep), at most 8 (thin_strips.cuh).
   if (L.splits > 1)
@@ -397,24 +428,37 @@ cudaError_t launch_t(const GemmProblem& p, bool av, bool bv) {
   const TileLaunch<kTN> L = plan_tiles<kTN>(p, av, bv);
   if (L.k.err != cudaSuccess) return L.k.err;
   if (L.blocks == 0) return cudaErrorInvalidValue;
-  if (L.splits > 1) {  // C = beta * C for the atomics: the main region, and the strips if split
-    const bool all = L.sp.splits > 1;
-    const cudaError_t e = scale_c(p.C, p.ldc, all ? p.m : L.sp.m_main, all ? p.n : L.sp.n_main,
-                                  p.beta, p.stream);
-    if (e != cudaSuccess) return e;
+  // Split-k scratch (split_k.cuh): tile partials, then strip partials; then the counters.
+  SplitWorkspace ws{nullptr, nullptr, 0};
+  void* buf = nullptr;
+  if (L.splits > 1 || L.sp.splits > 1) {
+    const int64_t tiles = L.main_blocks / L.splits;
+    const int64_t strip_blocks = L.sp.blocks() / L.sp.splits;
+    const size_t floats = static_cast<size_t>(L.main_blocks) * WT::kPartialFloats +
+                          static_cast<size_t>(L.sp.blocks()) * strips::kPartialFloats;
+    const size_t counters = static_cast<size_t>(tiles + strip_blocks);
+    if (cudaError_t e = workspace_alloc(
+            &buf, floats * sizeof(float) + counters * sizeof(unsigned long long), p.stream);
+        e != cudaSuccess)
+      return e;
+    ws.partials = static_cast<float*>(buf);  // floats: a multiple of 4, so counters are aligned
+    ws.counters = reinterpret_cast<unsigned long long*>(ws.partials + floats);
+    ws.tag = next_split_tag();
   }
   L.k.f<<<dim3(L.blocks), WT::kThreads, Cfg<kTN>::kSmemBytes, p.stream>>>(
       static_cast<const float*>(p.A), static_cast<int>(p.lda), static_cast<const float*>(p.B),
       static_cast<int>(p.ldb), make_epilogue(p), static_cast<int>(p.k), L.g.m_tiles, L.g.n_tiles,
-      L.splits, L.per_split, L.main_blocks, L.sp);
-  return cudaGetLastError();
+      L.splits, L.per_split, L.main_blocks, L.sp, ws);
+  const cudaError_t e = cudaGetLastError();
+  const cudaError_t ef = workspace_free(buf, p.stream);  // stream-ordered: after the kernel
+  return e != cudaSuccess ? e : ef;
 }
 
 // A misaligned operand on a 16-byte path (A^T or B) would take 4-byte copies: 11% slower with
 // 128 x 128 tiles, 27% with 128 x 256 (4097^3, H100). Copying it to 16-byte-aligned rows costs a
 // read and a write of the operand (~8 bytes per element at ~2.5 TB/s) plus a launch; worth it when
 // that is under ~5% of the GEMM's own time at ~40 TFLOP/s. Measured (H100, 2026-11-22): 4097^3 NN
-// 45.2 TFLOP/s with the copy vs 42.7 without; 1025^3 NN 24.4 with vs 25.5 without (the copy and
+// 45.2 TFLOP/s with the copy vs 42.7 without; 1025^3 NN 27.3 with vs 29.5 without (the copy and
 // its launch are ~8% there), so 1025^3 stays on the 4-byte path.
 bool worth_realigning(const GemmProblem& p, int64_t rows, int64_t cols) {
   const double copy_s = 8.0 * static_cast<double>(rows) * cols / 2.5e12 + 2e-6;

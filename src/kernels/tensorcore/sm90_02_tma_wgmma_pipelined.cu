@@ -22,7 +22,7 @@ using namespace sm90;
 
 constexpr int kBM = 128, kBN = 128, kStages = 3;
 constexpr int kThreads = 256;  // two warpgroups, each 64 rows of the tile
-constexpr int kGroupRows = 8;
+[[maybe_unused]] constexpr int kGroupRows = 8;  // used by the sm_90a body only
 
 template <typename T, bool kAK, bool kBK>
 using Tile = StageTile<T, kBM, kBN, kAK, kBK>;

@@ -67,7 +67,7 @@ constexpr int smem_bytes() {
 // handling below makes them cheap, and putting them last lets them fill the final, partial wave
 // instead of costing a whole extra round of full tiles.
 // The order runs over cluster tiles (kCM x kBN); m_tiles counts cluster tile rows.
-__device__ __forceinline__ TileCoord tile_of(int linear, int rows, int cols, int m_tiles,
+[[maybe_unused]] __device__ __forceinline__ TileCoord tile_of(int linear, int rows, int cols, int m_tiles,
                                              int n_tiles) {
   const int full_m = rows / kCM, full_n = cols / kBN;
   if (linear < full_m * full_n)

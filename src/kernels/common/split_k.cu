@@ -1,0 +1,18 @@
+// Launch tags for the split-k counters (split_k.cuh).
+#include "kernels/common/split_k.cuh"
+
+#include <atomic>
+#include <random>
+
+namespace gemmlab {
+
+unsigned long long next_split_tag() {
+  constexpr unsigned long long kMask = (1ull << 56) - 1;
+  static std::atomic<unsigned long long> next{[] {
+    std::random_device rd;
+    return ((static_cast<unsigned long long>(rd()) << 32) ^ rd()) & kMask;
+  }()};
+  return next.fetch_add(1, std::memory_order_relaxed) & kMask;
+}
+
+}  // namespace gemmlab
