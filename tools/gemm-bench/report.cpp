@@ -56,7 +56,8 @@ void print_table(std::ostream& os, const Report& r) {
   os << "gemm-bench " << r.date << " on " << device_line(r) << "\n";
   if (!r.cpu_mode)
     os << "median of up to " << r.options.reps << " runs after " << r.options.warmup
-       << " warm-ups, CUDA events, " << (r.options.flush_l2 ? "L2 flushed between runs" : "L2 not flushed")
+       << " warm-ups, CUDA events (GPU time: a spin kernel hides host overhead), "
+       << (r.options.flush_l2 ? "L2 flushed between runs" : "L2 not flushed")
        << "; error = relative Frobenius vs fp64; cuBLAS in the same run\n";
   char line[512];
   std::snprintf(line, sizeof line,

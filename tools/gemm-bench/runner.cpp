@@ -1,5 +1,7 @@
 #include "gemm-bench/runner.h"
 
+#include "gemm-bench/gpu_delay.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -74,7 +76,11 @@ struct Events {
 };
 
 // Times `launch` with CUDA events: warm-up, then reps timed one by one (the L2 flushed before
-// each unless disabled), median/min/max. Slow rows get fewer reps (never fewer than 3).
+// each unless disabled), median/min/max. Slow rows get fewer reps (never fewer than 3). A 200 us
+// spin kernel ahead of the start event keeps the GPU busy while the host enqueues the launch, so
+// the events time the GPU work of the call, not host overhead or jitter (gpu_delay.cu).
+constexpr double kSpinMicroseconds = 200;
+
 std::string time_it(const std::function<cudaError_t()>& launch, const Options& opt,
                     void* flush_buf, size_t flush_bytes, Row* row) {
   for (int i = 0; i < opt.warmup; ++i)
@@ -85,6 +91,8 @@ std::string time_it(const std::function<cudaError_t()>& launch, const Options& o
   int reps = opt.reps;
   for (int r = 0; r < reps; ++r) {
     if (opt.flush_l2 && flush_buf) cudaMemsetAsync(flush_buf, r & 0xff, flush_bytes);
+    if (cudaError_t e = enqueue_gpu_delay(kSpinMicroseconds); e != cudaSuccess)
+      return cudaGetErrorString(e);
     cudaEventRecord(ev.start);
     if (cudaError_t e = launch(); e != cudaSuccess) return cudaGetErrorString(e);
     cudaEventRecord(ev.stop);
