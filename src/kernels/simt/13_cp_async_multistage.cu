@@ -36,10 +36,10 @@
 //    their shared writes fall in distinct banks thanks to the 4-float row skew.
 // Out-of-range elements are zero-filled by cp.async (src-size 0); the epilogue is guarded.
 // Seed: beyond the seeds.
-// Measured (H100 SXM, gemm-bench, 2026-11-22, same run as cuBLAS SGEMM), fp32 TFLOP/s (% cuBLAS):
-//   NN 1024^3 33.8 (98%), 1025^3 29.5 (96%), 2048^3 46.7 (92%), 4096^3 48.1 (94%),
-//   4097^3 46.1 (104%); 4096^3 NT 39.6 (78%), TN 48.5 (94%); 1025^3 NT 27.6 (93%), TN 30.7
-//   (104%). Full tables: docs/results/.
+// Measured (H100 SXM, gemm-bench 2026-11-22 18:14, same run as cuBLAS SGEMM), fp32 TFLOP/s (% cuBLAS):
+//   NN 1024^3 33.5 (98%), 1025^3 29.2 (96%), 2048^3 45.8 (92%), 4096^3 48.0 (93%),
+//   4097^3 46.0 (103%), 8192^3 47.9 (93%); 8192^3 NT 39.6 (77%), TN 48.5 (91%), TT 46.9 (93%).
+//   Tables: docs/results/h100-ladder.md, h100-large.md.
 // What limits it: FFMA is ~87% of the main-loop instructions (1024 FFMA, 64 LDS.128, ~90 other
 // per k-tile at 8 x 8), no spills, no bank conflicts by construction, so the gap to cuBLAS is
 // issue/latency: 8 warps per SM at 8 x 16 (one block) or 16 at 8 x 8; H100's 128 FP32 lanes per SM
