@@ -135,12 +135,23 @@ struct AsyncLoader {
   }
 };
 
+// The k loop: kPlain (one split, or the last of several without the partial-k-tile shortcut),
+// kCarry (fragments carried across k-tiles, long loops), kSplit (split-k: partial k-tile done
+// step by step, partials summed through split_k.cuh). Separate instantiations, so the code each
+// variant does not need cannot cost the others registers (NT 4096^3: 39.1 vs 42.5 TFLOP/s with
+// the split-k paths compiled into the plain loop).
+enum class Loop { kPlain, kCarry, kSplit };
+
 // kTN = 2: 128 x 128 block, 8 x 8 per thread, <= 128 registers so two blocks share an SM.
 // kTN = 4: 128 x 256 block, 8 x 16 per thread (fewer LDS per FFMA), one block per SM.
-template <int kTN>
+// kStages k-tiles in flight: 4, or 8 for the 128 x 256 tile on long k loops, where its one block
+// per SM has the shared memory to spare (H100, 2026-11-22: 4096^3 NN 49.7 vs 47.7 TFLOP/s, 4097^3
+// 47.1 vs 45.7, 2048^3 47.2 vs 46.2; at 1024^3, 16 k-tiles per split, 4 stages win: 33.5 vs
+// 32.3). More stages did not help the 128 x 128 tile (6: TN/TT 4096^3 45.2/43.5 vs 48.0/46.1).
+template <int kTN, int kStages_ = 4>
 struct Cfg {
   using WT = simt_wt::WarpTile<kTN>;
-  static constexpr int kStages = 4;
+  static constexpr int kStages = kStages_;
   static constexpr int kMinBlocks = kTN == 2 ? 2 : 1;
   static constexpr int kStageA = kBK * WT::kLdA, kStageB = kBK * WT::kLdB;  // floats
   static constexpr int kTileSmemBytes =
@@ -173,19 +184,13 @@ __device__ __forceinline__ TileCoord heavy_first_tile(int linear, int bm, int bn
 // tile's last block sums them in order and runs the epilogue (split_k.cuh). Blocks from main_blocks on: the thin
 // edge strips (thin_strips.cuh), last in the grid so they fill the tile kernel's last wave.
 // ep holds the full m, n: main tiles never reach past the main region, so its guards still hold.
-// The k loop: kPlain (one split, or the last of several without the partial-k-tile shortcut),
-// kCarry (fragments carried across k-tiles, long loops), kSplit (split-k: partial k-tile done
-// step by step, partials summed through split_k.cuh). Separate instantiations, so the code each
-// variant does not need cannot cost the others registers (NT 4096^3: 39.1 vs 42.5 TFLOP/s with
-// the split-k paths compiled into the plain loop).
-enum class Loop { kPlain, kCarry, kSplit };
 
-template <int kTN, bool kAT, bool kBT, bool kAVec, bool kBVec, Loop kLoop>
+template <int kTN, bool kAT, bool kBT, bool kAVec, bool kBVec, Loop kLoop, int kStages_>
 __global__ void __launch_bounds__(256, Cfg<kTN>::kMinBlocks)
     cp_async_kernel(const float* A, int lda, const float* B, int ldb, Epilogue ep, int k,
                     int m_tiles, int n_tiles, int splits, int k_tiles_per_split, int main_blocks,
                     strips::Plan plan, SplitWorkspace ws) {
-  using C = Cfg<kTN>;
+  using C = Cfg<kTN, kStages_>;
   using WT = typename C::WT;
   constexpr int kStages = C::kStages;
   extern __shared__ float4 smem_f4[];  // float4: 16-byte alignment for the cp.async targets
@@ -289,24 +294,26 @@ using KernelFn = void (*)(const float*, int, const float*, int, Epilogue, int, i
 struct Picked {
   KernelFn f;
   cudaError_t err;  // from opting in to the shared-memory size
+  int smem;         // dynamic shared memory per block
 };
 
-template <int kTN, bool kAT, bool kBT, bool kAVec, bool kBVec, Loop kLoop>
+template <int kTN, bool kAT, bool kBT, bool kAVec, bool kBVec, Loop kLoop, int kStages = 4>
 Picked prepared_f() {
-  KernelFn f = cp_async_kernel<kTN, kAT, kBT, kAVec, kBVec, kLoop>;
+  KernelFn f = cp_async_kernel<kTN, kAT, kBT, kAVec, kBVec, kLoop, kStages>;
+  constexpr int kSmem = Cfg<kTN, kStages>::kSmemBytes;
   // Above 48 KB of dynamic shared memory a kernel must opt in; the max carveout lets two
   // 128 x 128 blocks (2 x 66 KB) share an SM. Once per instantiation (thread-safe static init).
   static const cudaError_t once = [f] {
     cudaError_t e = cudaFuncSetAttribute(reinterpret_cast<const void*>(f),
                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         Cfg<kTN>::kSmemBytes);
+                                         kSmem);
     if (e == cudaSuccess)
       e = cudaFuncSetAttribute(reinterpret_cast<const void*>(f),
                                cudaFuncAttributePreferredSharedMemoryCarveout,
                                cudaSharedmemCarveoutMaxShared);
     return e;
   }();
-  return {f, once};
+  return {f, once, kSmem};
 }
 
 // The carried-fragment loop (see the kernel) only where it was measured to win: the 128 x 256
@@ -325,8 +332,17 @@ Picked prepared(Loop loop) {
 // The 16-byte loaders exist only where the operand's contiguous direction is the tile's rows
 // (A^T, B); av / bv: those rows are 16-byte aligned (as given, or after realignment).
 template <int kTN>
-Picked pick(bool at, bool bt, bool av, bool bv, Loop loop) {
-  if constexpr (kTN == 4) return prepared<4, false, false, false, true>(loop);  // NN, aligned B only
+Picked pick(bool at, bool bt, bool av, bool bv, Loop loop, bool deep) {
+  if constexpr (kTN == 4) {  // layouts and sizes as make_plan picks them; 8 stages on long k loops
+    if (at || bt) {  // NT, or TN with aligned rows: planned only for unsplit long k loops
+      if (loop != Loop::kCarry) return {nullptr, cudaErrorNotSupported, 0};
+      if (!at) return prepared_f<4, false, true, false, false, Loop::kCarry, 8>();
+      return prepared_f<4, true, false, true, true, Loop::kCarry, 8>();
+    }
+    if (!deep) return prepared<4, false, false, false, true>(loop);
+    if (loop == Loop::kSplit) return prepared_f<4, false, false, false, true, Loop::kSplit, 8>();
+    return prepared_f<4, false, false, false, true, Loop::kCarry, 8>();
+  }
   if (!at && !bt)
     return bv ? prepared<kTN, false, false, false, true>(loop)
               : prepared<kTN, false, false, false, false>(loop);
@@ -342,6 +358,14 @@ Picked pick(bool at, bool bt, bool av, bool bv, Loop loop) {
             : prepared<kTN, true, true, false, false>(loop);
 }
 
+// SMs of the current device (132 if it cannot be asked).
+int sm_count() {
+  int dev = 0, sms = 132;
+  if (cudaGetDevice(&dev) == cudaSuccess)
+    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  return sms;
+}
+
 // Split-k when the C tiles alone cannot fill the GPU (1024^3 with 128 x 256 tiles: 32 tiles for
 // 132 SMs). Cost model in k-tiles of one block: a full tile's unit costs ceil(KT/s) + 3 (pipeline
 // fill, epilogue); a partial tile costs its fraction of active warps; full-tile units are issued
@@ -351,9 +375,7 @@ template <int kTN>
 int choose_splits(const GemmProblem& p) {
   using WT = typename Cfg<kTN>::WT;
   constexpr int kPerSm = Cfg<kTN>::kMinBlocks;
-  int dev = 0, sms = 132;
-  if (cudaGetDevice(&dev) == cudaSuccess)
-    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
+  const int sms = sm_count();
   const int m = static_cast<int>(p.m), n = static_cast<int>(p.n);
   const int m_full = m / WT::kBM, n_full = n / WT::kBN;
   const int heavy = m_full * n_full;
@@ -408,8 +430,9 @@ TileLaunch<kTN> plan_tiles(const GemmProblem& p, bool av, bool bv) {
   L.splits = ceil_div(kt_full, L.per_split);  // every split gets >= 1 k-tile
   // Carrying fragments across k-tiles waits for one more tile up front: it pays off on long k
   // loops only (1024^3 in 4 splits of 16 k-tiles: 30.9 vs 33.8 TFLOP/s).
+  const bool deep = L.per_split >= 64;
   L.k = pick<kTN>(p.op_a == Op::T, p.op_b == Op::T, av, bv,
-                  L.splits > 1 ? Loop::kSplit : L.per_split >= 64 ? Loop::kCarry : Loop::kPlain);
+                  L.splits > 1 ? Loop::kSplit : deep ? Loop::kCarry : Loop::kPlain, deep);
   // Split tiles mean a small problem that fills the SMs already: split the strips too, into
   // pieces of >= 4 strip k-tiles (128 deep), at most 8 (thin_strips.cuh).
   if (L.splits > 1)
@@ -445,7 +468,7 @@ cudaError_t launch_t(const GemmProblem& p, bool av, bool bv) {
     ws.counters = reinterpret_cast<unsigned long long*>(ws.partials + floats);
     ws.tag = next_split_tag();
   }
-  L.k.f<<<dim3(L.blocks), WT::kThreads, Cfg<kTN>::kSmemBytes, p.stream>>>(
+  L.k.f<<<dim3(L.blocks), WT::kThreads, L.k.smem, p.stream>>>(
       static_cast<const float*>(p.A), static_cast<int>(p.lda), static_cast<const float*>(p.B),
       static_cast<int>(p.ldb), make_epilogue(p), static_cast<int>(p.k), L.g.m_tiles, L.g.n_tiles,
       L.splits, L.per_split, L.main_blocks, L.sp, ws);
@@ -485,7 +508,12 @@ Plan make_plan(const GemmProblem& p) {
   pl.realign_b = !bt && !b_ok && worth_realigning(p, p.k, p.n);  // B: stored k x n
   pl.av = at && (a_ok || pl.realign_a);
   pl.bv = !bt && (b_ok || pl.realign_b);
-  pl.wide = !at && !bt && pl.bv;
+  // NT and TN (aligned rows) also take the 128 x 256 tile when it fills the GPU unsplit over a
+  // long k loop (H100, 2026-11-22, 8192^3: NT 43.1 vs 39.6 TFLOP/s, TN 50.5 vs 48.5; 4096^3 NT
+  // 42.8 vs 39.5, TN 49.9 vs 47.9). TT loses with it (43.8 vs 46.9) and keeps 128 x 128.
+  const bool long_unsplit =
+      p.k >= 64 * kBK && (p.m / 128) * (p.n / 256) >= sm_count();
+  pl.wide = (!at && !bt && pl.bv) || (long_unsplit && ((!at && bt) || (at && !bt && pl.av && pl.bv)));
   return pl;
 }
 
@@ -493,7 +521,7 @@ template <int kTN>
 LaunchConfig config_t(const GemmProblem& p, const Plan& pl) {
   const TileLaunch<kTN> L = plan_tiles<kTN>(p, pl.av, pl.bv);
   return {reinterpret_cast<const void*>(L.k.f), dim3(L.blocks), dim3(Cfg<kTN>::WT::kThreads),
-          static_cast<size_t>(Cfg<kTN>::kSmemBytes)};
+          static_cast<size_t>(L.k.smem)};
 }
 
 LaunchConfig config(const GemmProblem& p) {
