@@ -342,20 +342,21 @@ Picked pick(bool at, bool bt, bool av, bool bv, Loop loop, bool deep) {
     if (!deep) return prepared<4, false, false, false, true>(loop);
     if (loop == Loop::kSplit) return prepared_f<4, false, false, false, true, Loop::kSplit, 8>();
     return prepared_f<4, false, false, false, true, Loop::kCarry, 8>();
+  } else {  // (an else, so that none of these is instantiated for the 128 x 256 tile)
+    if (!at && !bt)
+      return bv ? prepared<kTN, false, false, false, true>(loop)
+                : prepared<kTN, false, false, false, false>(loop);
+    if (!at && bt) return prepared<kTN, false, true, false, false>(loop);
+    if (at && !bt) {
+      if (av)
+        return bv ? prepared<kTN, true, false, true, true>(loop)
+                  : prepared<kTN, true, false, true, false>(loop);
+      return bv ? prepared<kTN, true, false, false, true>(loop)
+                : prepared<kTN, true, false, false, false>(loop);
+    }
+    return av ? prepared<kTN, true, true, true, false>(loop)
+              : prepared<kTN, true, true, false, false>(loop);
   }
-  if (!at && !bt)
-    return bv ? prepared<kTN, false, false, false, true>(loop)
-              : prepared<kTN, false, false, false, false>(loop);
-  if (!at && bt) return prepared<kTN, false, true, false, false>(loop);
-  if (at && !bt) {
-    if (av)
-      return bv ? prepared<kTN, true, false, true, true>(loop)
-                : prepared<kTN, true, false, true, false>(loop);
-    return bv ? prepared<kTN, true, false, false, true>(loop)
-              : prepared<kTN, true, false, false, false>(loop);
-  }
-  return av ? prepared<kTN, true, true, true, false>(loop)
-            : prepared<kTN, true, true, false, false>(loop);
 }
 
 // SMs of the current device (132 if it cannot be asked).
