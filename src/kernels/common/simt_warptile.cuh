@@ -22,6 +22,7 @@
 #pragma once
 
 #include "kernels/common/gemm_common.cuh"
+#include "kernels/common/split_k.cuh"
 
 namespace gemmlab {
 namespace simt_wt {
@@ -159,49 +160,15 @@ struct WarpTile {
       }
   }
 
-  // Split-k (split_k.cuh): a block's partial accumulators in a thread-private layout, float4
-  // number q of thread tid at part[q * kThreads + tid], so stores and loads are fully coalesced
-  // and the block that sums reads back exactly the elements its own threads hold.
+  // Split-k (split_k.cuh): the accumulators as one flat array of 8 * kCols floats per thread.
   static constexpr int kPartialFloats = kBM * kBN;
-  static __device__ __forceinline__ void publish_partial(float* part,
-                                                         const float (&acc)[8][kCols]) {
-    float4* p4 = reinterpret_cast<float4*>(part) + threadIdx.x;
-#pragma unroll
-    for (int i = 0; i < 8; ++i)
-#pragma unroll
-      for (int t = 0; t < kTN; ++t)
-        __stcg(p4 + (i * kTN + t) * kThreads,
-               make_float4(acc[i][4 * t], acc[i][4 * t + 1], acc[i][4 * t + 2], acc[i][4 * t + 3]));
+  using Flat = float[8 * kCols];
+  static __device__ __forceinline__ void publish_partial(float* part, float (&acc)[8][kCols]) {
+    split_publish<kThreads>(part, reinterpret_cast<Flat&>(acc));
   }
-  // acc = partial 0 + partial 1 + ... in split order (deterministic). parts: the tile's first.
-  // Partial 0 is loaded straight into acc (dead by then: it was published); the others are added
-  // 8 float4 at a time, so the loads in flight do not push the kernel past its register cap.
   static __device__ __forceinline__ void sum_partials(const float* parts, int splits,
                                                       float (&acc)[8][kCols]) {
-    const float4* p4 = reinterpret_cast<const float4*>(parts) + threadIdx.x;
-#pragma unroll
-    for (int i = 0; i < 8; ++i)
-#pragma unroll
-      for (int t = 0; t < kTN; ++t) {
-        const float4 v = __ldcg(p4 + (i * kTN + t) * kThreads);
-        acc[i][4 * t] = v.x, acc[i][4 * t + 1] = v.y, acc[i][4 * t + 2] = v.z,
-        acc[i][4 * t + 3] = v.w;
-      }
-#pragma unroll 1
-    for (int s = 1; s < splits; ++s) {
-      p4 += kPartialFloats / 4;
-#pragma unroll
-      for (int i0 = 0; i0 < 8; i0 += 8 / kTN) {
-        float4 v[8];
-#pragma unroll
-        for (int q = 0; q < 8; ++q) v[q] = __ldcg(p4 + ((i0 + q / kTN) * kTN + q % kTN) * kThreads);
-#pragma unroll
-        for (int q = 0; q < 8; ++q) {
-          float* a = &acc[i0 + q / kTN][4 * (q % kTN)];
-          a[0] += v[q].x, a[1] += v[q].y, a[2] += v[q].z, a[3] += v[q].w;
-        }
-      }
-    }
+    split_sum<kThreads>(parts, splits, kPartialFloats, reinterpret_cast<Flat&>(acc));
   }
 };
 

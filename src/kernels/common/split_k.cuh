@@ -16,6 +16,8 @@
 // (next_split_tag), so stale workspace contents never match.
 #pragma once
 
+#include <cstdint>
+
 namespace gemmlab {
 
 // One split-k launch's scratch: partials[slot * splits + split] (each `floats_per_slot` floats)
@@ -52,6 +54,52 @@ __device__ __forceinline__ bool split_arrive_last(unsigned long long* counter,
   __syncthreads();
   if (last) __threadfence();  // order the partial reads after the counter read
   return last;
+}
+
+// A block's partial accumulators, kN floats per thread (kN % 4 == 0), in a thread-private
+// layout: float4 number q of thread tid at part[q * kThreads + tid]. Stores and loads are fully
+// coalesced and the block that sums reads back exactly the elements its own threads hold, so
+// any accumulator layout (FFMA tiles, wgmma fragments) works unchanged.
+template <int kThreads, int kN>
+__device__ __forceinline__ void split_publish(float* part, const float (&acc)[kN]) {
+  static_assert(kN % 4 == 0, "whole float4s");
+  float4* p4 = reinterpret_cast<float4*>(part) + threadIdx.x;
+#pragma unroll
+  for (int q = 0; q < kN / 4; ++q)
+    __stcg(p4 + q * kThreads,
+           make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]));
+}
+
+// acc = partial 0 + partial 1 + ... in split order (deterministic); parts: the slot's first
+// partial, partials kPartialFloats apart. Partial 0 goes straight into acc (dead by then: it was
+// published); the others are added 8 float4 at a time, so the loads in flight do not push a
+// kernel at its register cap into spills.
+template <int kThreads, int kN>
+__device__ __forceinline__ void split_sum(const float* parts, int splits, int64_t partial_floats,
+                                          float (&acc)[kN]) {
+  const float4* p4 = reinterpret_cast<const float4*>(parts) + threadIdx.x;
+#pragma unroll
+  for (int q = 0; q < kN / 4; ++q) {
+    const float4 v = __ldcg(p4 + q * kThreads);
+    acc[4 * q] = v.x, acc[4 * q + 1] = v.y, acc[4 * q + 2] = v.z, acc[4 * q + 3] = v.w;
+  }
+#pragma unroll 1
+  for (int s = 1; s < splits; ++s) {
+    p4 += partial_floats / 4;
+#pragma unroll
+    for (int q0 = 0; q0 < kN / 4; q0 += 8) {
+      float4 v[8];
+#pragma unroll
+      for (int q = 0; q < 8; ++q)
+        if (q0 + q < kN / 4) v[q] = __ldcg(p4 + (q0 + q) * kThreads);
+#pragma unroll
+      for (int q = 0; q < 8; ++q)
+        if (q0 + q < kN / 4) {
+          float* a = &acc[4 * (q0 + q)];
+          a[0] += v[q].x, a[1] += v[q].y, a[2] += v[q].z, a[3] += v[q].w;
+        }
+    }
+  }
 }
 
 }  // namespace gemmlab

@@ -3,10 +3,11 @@
 // Bottleneck attacked: global-load latency and the register cost of staging. In step 12 every
 // thread waits for its global loads once per k-tile and spends registers and STS instructions
 // passing them into shared memory. Here cp.async copies global -> shared directly (no registers),
-// 4 k-tiles of 16 are in flight, and a block only waits for the oldest one. The FFMA loop is the
-// shared warp-tiled one (src/kernels/common/simt_warptile.cuh: k-major padded shared tiles,
-// LDS.128 fragments, double-buffered in registers), in two sizes: 128 x 256 blocks with 8 x 16 per
-// thread (6 LDS.128 per 128 FFMA, one block per SM) for NN problems, and 128 x 128 blocks with
+// 4 k-tiles of 16 are in flight (8 for the big tile on long k loops), and a block only waits for
+// the oldest one. The FFMA loop is the shared warp-tiled one (src/kernels/common/simt_warptile.cuh:
+// k-major padded shared tiles, LDS.128 fragments, double-buffered in registers), in two sizes:
+// 128 x 256 blocks with 8 x 16 per thread (6 LDS.128 per 128 FFMA, one block per SM) for NN with
+// aligned B rows, and for NT and aligned TN when they fill the GPU unsplit; 128 x 128 blocks with
 // 8 x 8 per thread (<= 128 registers, two blocks per SM) elsewhere. On long k loops the register
 // double buffer also runs across k-tile boundaries (mma_ktile_carry), so no LDS latency is
 // exposed after each barrier (4096^3 NN: 47.4 vs 46.2 TFLOP/s).
