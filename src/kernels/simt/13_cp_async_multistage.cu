@@ -149,11 +149,13 @@ enum class Loop { kPlain, kCarry, kSplit };
 // per SM has the shared memory to spare (H100, 2026-11-22: 4096^3 NN 49.7 vs 47.7 TFLOP/s, 4097^3
 // 47.1 vs 45.7, 2048^3 47.2 vs 46.2; at 1024^3, 16 k-tiles per split, 4 stages win: 33.5 vs
 // 32.3). More stages did not help the 128 x 128 tile (6: TN/TT 4096^3 45.2/43.5 vs 48.0/46.1).
+template <int kTN>
+constexpr int kBlocksPerSm = kTN == 2 ? 2 : 1;  // resident blocks per SM the tile is built for
+
 template <int kTN, int kStages_ = 4>
 struct Cfg {
   using WT = simt_wt::WarpTile<kTN>;
   static constexpr int kStages = kStages_;
-  static constexpr int kMinBlocks = kTN == 2 ? 2 : 1;
   static constexpr int kStageA = kBK * WT::kLdA, kStageB = kBK * WT::kLdB;  // floats
   static constexpr int kTileSmemBytes =
       kStages * (kStageA + kStageB) * static_cast<int>(sizeof(float));
@@ -187,7 +189,7 @@ __device__ __forceinline__ TileCoord heavy_first_tile(int linear, int bm, int bn
 // ep holds the full m, n: main tiles never reach past the main region, so its guards still hold.
 
 template <int kTN, bool kAT, bool kBT, bool kAVec, bool kBVec, Loop kLoop, int kStages_>
-__global__ void __launch_bounds__(256, Cfg<kTN>::kMinBlocks)
+__global__ void __launch_bounds__(256, kBlocksPerSm<kTN>)
     cp_async_kernel(const float* A, int lda, const float* B, int ldb, Epilogue ep, int k,
                     int m_tiles, int n_tiles, int splits, int k_tiles_per_split, int main_blocks,
                     strips::Plan plan, SplitWorkspace ws) {
@@ -376,7 +378,7 @@ int sm_count() {
 template <int kTN>
 int choose_splits(const GemmProblem& p) {
   using WT = typename Cfg<kTN>::WT;
-  constexpr int kPerSm = Cfg<kTN>::kMinBlocks;
+  constexpr int kPerSm = kBlocksPerSm<kTN>;
   const int sms = sm_count();
   const int m = static_cast<int>(p.m), n = static_cast<int>(p.n);
   const int m_full = m / WT::kBM, n_full = n / WT::kBN;
