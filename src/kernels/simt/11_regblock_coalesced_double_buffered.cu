@@ -6,8 +6,8 @@
 // k-tile. Seed 002 found this slower than kernel 5 on its GPU (register blocking already hides
 // the latency, and the extra buffer bookkeeping costs instructions); gemm-bench measures it here.
 // Seed: 002 kernel 6 (not_chosen.cu).
-// Measured (H100 SXM, gemm-bench 2026-11-22, cuBLAS SGEMM in the same run): 4096^3 20.1 TFLOP/s (39% of 51.6),
-//   4097^3 22.1 (50% of 44.5); 66 registers, 3 blocks/SM. Tables: docs/results/h100-ladder.md.
+// Measured (H100 SXM, gemm-bench 2026-11-22, cuBLAS SGEMM in the same run): 4096^3 19.7 TFLOP/s (38% of 51.6),
+//   4097^3 22.2 (50% of 44.5); 66 registers, 3 blocks/SM. Tables: docs/results/h100-ladder.md.
 #include "kernels/common/simt_tiles.cuh"
 
 namespace gemmlab {

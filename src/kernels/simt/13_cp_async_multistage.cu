@@ -37,18 +37,22 @@
 //    their shared writes fall in distinct banks thanks to the 4-float row skew.
 // Out-of-range elements are zero-filled by cp.async (src-size 0); the epilogue is guarded.
 // Seed: beyond the seeds.
-// Measured (H100 SXM, gemm-bench 2026-11-22 18:14, same run as cuBLAS SGEMM), fp32 TFLOP/s (% cuBLAS):
-//   NN 1024^3 33.5 (98%), 1025^3 29.2 (96%), 2048^3 45.8 (92%), 4096^3 48.0 (93%),
-//   4097^3 46.0 (103%), 8192^3 47.9 (93%); 8192^3 NT 39.6 (77%), TN 48.5 (91%), TT 46.9 (93%).
+// Measured (H100 SXM, gemm-bench 2026-11-22 18:53, same run as cuBLAS SGEMM), fp32 TFLOP/s (% cuBLAS):
+//   NN 1024^3 33.3 (97%), 1025^3 29.2 (97%), 2048^3 46.6 (94%), 4096^3 50.2 (97%),
+//   4097^3 47.5 (107%), 8192^3 50.1 (97%); 8192^3 NT 43.1 (84%), TN 50.5 (95%), TT 46.9 (93%).
 //   Tables: docs/results/h100-ladder.md, h100-large.md.
 // What limits it: FFMA is ~87% of the main-loop instructions (1024 FFMA, 64 LDS.128, ~90 other
-// per k-tile at 8 x 8), no spills, no bank conflicts by construction, so the gap to cuBLAS is
+// per k-tile at 8 x 8), no spills, few bank conflicts (ncu at 4096^3: FMA pipe 77% of peak while
+// active, SM throughput 82%; docs/results/h100-profile.txt), so the gap to cuBLAS is
 // issue/latency: 8 warps per SM at 8 x 16 (one block) or 16 at 8 x 8; H100's 128 FP32 lanes per SM
 // against 128 B/clk of shared bandwidth leave little slack for the LDS traffic. At 1025^3 (ncu:
 // FMA pipe 54% busy, stalls on barrier, long scoreboard, MIO and LSU throttle) the odd leading
-// dimensions are what is left: B's rows take 4-byte copies (a realigning copy costs more than it
-// saves at this size: 27.3 vs 29.5 TFLOP/s) and A's misaligned rows split each 32-byte read over
-// two sectors. 1024 x 1025 x 1024 runs at 105% of cuBLAS, 1025^3 at 96%.
+// dimensions are what is left: B's rows are not 16-byte aligned, so its tiles take 4-byte copies
+// (a realigning copy costs more than it saves at this size: 27.3 vs 29.5 TFLOP/s), which costs
+// ~10% against aligned B (1024 x 1025 x 1024: 70 us vs 64 us for 1024^3 with the same tile).
+// Tried and measured slower, so not kept: per-row 16/8/4-byte copies by each row's own alignment
+// (fewer copy instructions, same speed), split-k blocks that each reduce a share of the tile after
+// waiting for the others (1024^3: 31.1 vs 33.9), 5-6 stages for the 128 x 128 tile.
 #include <algorithm>
 
 #include "kernels/common/aligned_rows.h"
