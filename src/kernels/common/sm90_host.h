@@ -89,5 +89,16 @@ cudaError_t dispatch(Precision prec, bool a_k_major, bool b_k_major, F&& f) {
   return cudaErrorInvalidValue;
 }
 
+// prepare_operands, then f(ops) (the launch), then release_operands (stream-ordered, after the
+// launch): the common shape of every TMA kernel's launch. Returns the first error.
+template <typename F>
+cudaError_t with_prepared_operands(const GemmProblem& p, bool tf32_register_a, F&& f) {
+  PreparedOperands ops;
+  cudaError_t e = prepare_operands(p, tf32_register_a, &ops);
+  if (e == cudaSuccess) e = f(static_cast<const PreparedOperands&>(ops));
+  const cudaError_t r = release_operands(p, &ops);
+  return e != cudaSuccess ? e : r;
+}
+
 }  // namespace sm90
 }  // namespace gemmlab

@@ -126,15 +126,12 @@ LaunchConfig config(const GemmProblem& p) {
 }
 
 cudaError_t launch(const GemmProblem& p) {
-  PreparedOperands ops;
-  cudaError_t e = prepare_operands(p, /*tf32_register_a=*/false, &ops);
-  if (e == cudaSuccess)
-    e = dispatch(p.precision, ops.a.k_major, ops.b.k_major, [&](auto tag, auto ak, auto bk) {
+  return with_prepared_operands(p, /*tf32_register_a=*/false, [&](const PreparedOperands& ops) {
+    return dispatch(p.precision, ops.a.k_major, ops.b.k_major, [&](auto tag, auto ak, auto bk) {
       using T = typename decltype(tag)::type;
       return launch_typed<T, decltype(ak)::value, decltype(bk)::value>(p, ops);
     });
-  const cudaError_t r = release_operands(p, &ops);
-  return e != cudaSuccess ? e : r;
+  });
 }
 
 }  // namespace

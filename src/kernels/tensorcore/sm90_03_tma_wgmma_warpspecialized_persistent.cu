@@ -338,17 +338,15 @@ cudaError_t launch_typed(const GemmProblem& p, const PreparedOperands& ops) {
 }
 
 cudaError_t launch(const GemmProblem& p) {
-  PreparedOperands ops;
-  cudaError_t e = prepare_operands(p, /*tf32_register_a=*/true, &ops);
-  if (e == cudaSuccess)
-    e = dispatch<true>(p.precision, ops.a.k_major, ops.b.k_major, [&](auto tag, auto ak, auto bk) {
+  return with_prepared_operands(p, /*tf32_register_a=*/true, [&](const PreparedOperands& ops) {
+    return dispatch<true>(p.precision, ops.a.k_major, ops.b.k_major, [&](auto tag, auto ak, auto bk) {
       using T = typename decltype(tag)::type;
       constexpr bool kAK = decltype(ak)::value, kBK = decltype(bk)::value;
-      return by_swap<T, kAK>(ops.swapped,
-                             [&](auto sw) { return launch_typed<T, kAK, kBK, decltype(sw)::value>(p, ops); });
+      return by_swap<T, kAK>(ops.swapped, [&](auto sw) {
+        return launch_typed<T, kAK, kBK, decltype(sw)::value>(p, ops);
+      });
     });
-  const cudaError_t r = release_operands(p, &ops);
-  return e != cudaSuccess ? e : r;
+  });
 }
 
 }  // namespace
