@@ -54,11 +54,10 @@ std::vector<Case> all_cases() {
 // gtest prints parameters by this name (readable ctest lines).
 void PrintTo(const Case& c, std::ostream* os) { *os << case_name(c); }
 
-class KernelCase : public ::testing::TestWithParam<Case> {};
-
-TEST_P(KernelCase, MatchesFp64Reference) {
-  GEMMLAB_REQUIRE_GPU();
-  const Case c = GetParam();
+// Runs every registered kernel supporting c.precision (or only the one named `only`) on case c and
+// checks each against the fp64 reference; *ran_out counts the kernels run.
+void check_case(const Case& c, const char* only, int* ran_out) {
+  *ran_out = 0;
   int dev = 0, major = 0, minor = 0;
   ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
   cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
@@ -103,9 +102,9 @@ TEST_P(KernelCase, MatchesFp64Reference) {
   ASSERT_EQ(reference_gemm_gpu(p, ref.data()), "");
 
   std::vector<float> out(c_elems);
-  int ran = 0;
   for (const KernelDesc& kd : all_kernels()) {
     if (!(kd.dtypes & dtype_bit(c.precision))) continue;
+    if (only && std::string(kd.name) != only) continue;
     SCOPED_TRACE(std::string("kernel ") + kd.name);
     if (cc < kd.min_cc) {
       // Only a device older than the kernel's target may skip it; say so visibly.
@@ -128,11 +127,34 @@ TEST_P(KernelCase, MatchesFp64Reference) {
       for (int64_t j = p.n; j < p.ldc; ++j)
         touched += std::memcmp(&out[i * p.ldc + j], &c_before[i * p.ldc + j], sizeof(float)) != 0;
     EXPECT_EQ(touched, 0) << "kernel wrote into the padding columns of C";
-    ++ran;
+    ++*ran_out;
   }
+}
+
+class KernelCase : public ::testing::TestWithParam<Case> {};
+
+TEST_P(KernelCase, MatchesFp64Reference) {
+  GEMMLAB_REQUIRE_GPU();
+  int ran = 0;
+  check_case(GetParam(), nullptr, &ran);
   // Every precision has at least one kernel (FP32: the simt ladder; others once tensor-core
   // kernels are registered). Say which precisions have none, rather than pass silently.
-  if (ran == 0) GTEST_SKIP() << "no registered kernel supports " << precision_name(c.precision);
+  if (ran == 0)
+    GTEST_SKIP() << "no registered kernel supports " << precision_name(GetParam().precision);
+}
+
+// simt/13 copies B^T transposed (and runs NT as NN, TT as TN) only when the copy is cheap next to
+// the GEMM, so the small shapes above never take that path; 2048^3 does.
+TEST(LargeShapes, Simt13TransposedBCopy) {
+  GEMMLAB_REQUIRE_GPU();
+  for (Op a : {Op::N, Op::T})
+    for (int pad : {0, 3}) {
+      const Case c{Precision::FP32, {2048, 2048, 2048}, a, Op::T, pad, pad == 0};
+      SCOPED_TRACE(case_name(c));
+      int ran = 0;
+      check_case(c, "simt/13_cp_async_multistage", &ran);
+      EXPECT_EQ(ran, 1);
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllKernels, KernelCase, ::testing::ValuesIn(all_cases()),

@@ -32,4 +32,11 @@ cudaError_t align_rows_16(const void* ptr, int64_t rows, int64_t cols, int64_t l
                           cudaStream_t stream, AlignedRows* out);
 cudaError_t release_aligned_rows(AlignedRows* a, cudaStream_t stream);
 
+// The transpose of a rows x cols float matrix (src, leading dimension ld) into a workspace copy of
+// cols x rows with 16-byte aligned rows, enqueued on `stream` (32 x 32 tiles through shared
+// memory: reads and writes coalesced). For kernels whose fast loader wants the other layout.
+// Release with release_aligned_rows.
+cudaError_t transpose_aligned_rows(const float* src, int64_t rows, int64_t cols, int64_t ld,
+                                   cudaStream_t stream, AlignedRows* out);
+
 }  // namespace gemmlab

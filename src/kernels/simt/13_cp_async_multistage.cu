@@ -499,9 +499,14 @@ bool worth_realigning(const GemmProblem& p, int64_t rows, int64_t cols) {
 
 struct Plan {
   bool realign_a, realign_b;  // op(A) = A^T / op(B) = B stored with misaligned rows: copy first
+  bool transpose_b;           // op(B) = B^T: copy it transposed, run as op(B) = B (see below)
   bool av, bv;                // 16-byte loaders for A^T / B
   bool wide;                  // 128 x 256 tiles
 };
+
+// With op(B) = B^T both of B's copies take the transposing 4-byte loader; stored the other way
+// round (k x n, aligned rows) B takes 16-byte copies and NT runs as NN, TT as TN. The transpose
+// costs a read and a write of B, like realigning: worth it on the same condition.
 
 // Which tile: the 128 x 256 one (8 x 16 per thread) wins only where both operands take 16-byte
 // or k-transposing copies that it can issue cheaply: op NN with B rows 16-byte aligned (H100,
@@ -512,16 +517,19 @@ Plan make_plan(const GemmProblem& p) {
   const bool a_ok = rows_aligned(p.A, p.lda, sizeof(float), 16);
   const bool b_ok = rows_aligned(p.B, p.ldb, sizeof(float), 16);
   Plan pl{};
+  pl.transpose_b = bt && worth_realigning(p, p.k, p.n);  // the copy: k x n, aligned rows
   pl.realign_a = at && !a_ok && worth_realigning(p, p.k, p.m);  // A^T: stored k x m
   pl.realign_b = !bt && !b_ok && worth_realigning(p, p.k, p.n);  // B: stored k x n
   pl.av = at && (a_ok || pl.realign_a);
-  pl.bv = !bt && (b_ok || pl.realign_b);
+  pl.bv = pl.transpose_b || (!bt && (b_ok || pl.realign_b));
+  const bool bt_run = bt && !pl.transpose_b;  // op(B) as the kernel sees it
   // NT and TN (aligned rows) also take the 128 x 256 tile when it fills the GPU unsplit over a
   // long k loop (H100, 2026-11-22, 8192^3: NT 43.1 vs 39.6 TFLOP/s, TN 50.5 vs 48.5; 4096^3 NT
   // 42.8 vs 39.5, TN 49.9 vs 47.9). TT loses with it (43.8 vs 46.9) and keeps 128 x 128.
   const bool long_unsplit =
       p.k >= 64 * kBK && (p.m / 128) * (p.n / 256) >= sm_count();
-  pl.wide = (!at && !bt && pl.bv) || (long_unsplit && ((!at && bt) || (at && !bt && pl.av && pl.bv)));
+  pl.wide = (!at && !bt_run && pl.bv) ||
+            (long_unsplit && ((!at && bt_run) || (at && !bt_run && pl.av && pl.bv)));
   return pl;
 }
 
@@ -534,7 +542,9 @@ LaunchConfig config_t(const GemmProblem& p, const Plan& pl) {
 
 LaunchConfig config(const GemmProblem& p) {
   const Plan pl = make_plan(p);
-  return pl.wide ? config_t<4>(p, pl) : config_t<2>(p, pl);
+  GemmProblem q = p;
+  if (pl.transpose_b) q.op_b = Op::N;  // what the tile kernel then runs
+  return pl.wide ? config_t<4>(q, pl) : config_t<2>(q, pl);
 }
 
 cudaError_t launch(const GemmProblem& p) {
@@ -542,6 +552,10 @@ cudaError_t launch(const GemmProblem& p) {
   GemmProblem q = p;  // p with the realigned copies in place of misaligned operands
   AlignedRows ra, rb;
   cudaError_t e = cudaSuccess;
+  if (pl.transpose_b) {  // B^T stored n x k -> B stored k x n
+    e = transpose_aligned_rows(static_cast<const float*>(p.B), p.n, p.k, p.ldb, p.stream, &rb);
+    q.B = rb.ptr, q.ldb = rb.ld, q.op_b = Op::N;
+  }
   if (pl.realign_a) {
     e = align_rows_16(p.A, p.k, p.m, p.lda, sizeof(float), p.stream, &ra);
     q.A = ra.ptr, q.lda = ra.ld;
