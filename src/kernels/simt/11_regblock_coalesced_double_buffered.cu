@@ -6,7 +6,7 @@
 // k-tile. Seed 002 found this slower than kernel 5 on its GPU (register blocking already hides
 // the latency, and the extra buffer bookkeeping costs instructions); gemm-bench measures it here.
 // Seed: 002 kernel 6 (not_chosen.cu).
-// Measured (H100 SXM, gemm-bench 2026-11-22, cuBLAS SGEMM in the same run): 4096^3 19.7 TFLOP/s (38% of 51.6),
+// Measured (H100 SXM, gemm-bench 2026-11-22, cuBLAS SGEMM in the same run): 4096^3 20.5 TFLOP/s (40% of 51.6),
 //   4097^3 22.2 (50% of 44.5); 66 registers, 3 blocks/SM. Tables: docs/results/h100-ladder.md.
 #include "kernels/common/simt_tiles.cuh"
 

@@ -8,7 +8,9 @@
 // k-major padded shared tiles, LDS.128 fragments, double-buffered in registers), in two sizes:
 // 128 x 256 blocks with 8 x 16 per thread (6 LDS.128 per 128 FFMA, one block per SM) for NN with
 // aligned B rows, and for NT and aligned TN when they fill the GPU unsplit; 128 x 128 blocks with
-// 8 x 8 per thread (<= 128 registers, two blocks per SM) elsewhere. On long k loops the register
+// 8 x 8 per thread (<= 128 registers, two blocks per SM) elsewhere. With op(B) = B^T, B is first
+// copied transposed when that is cheap next to the GEMM (2048^3 and up), so NT runs as NN and TT
+// as TN (8192^3: NT 43.1 -> 49.7 TFLOP/s, TT 46.9 -> 50.1). On long k loops the register
 // double buffer also runs across k-tile boundaries (mma_ktile_carry), so no LDS latency is
 // exposed after each barrier (4096^3 NN: 47.4 vs 46.2 TFLOP/s).
 // Full tiles are issued first, in bands of 16 tile rows (tile_grouped) for L2 reuse; partial edge
@@ -37,9 +39,9 @@
 //    their shared writes fall in distinct banks thanks to the 4-float row skew.
 // Out-of-range elements are zero-filled by cp.async (src-size 0); the epilogue is guarded.
 // Seed: beyond the seeds.
-// Measured (H100 SXM, gemm-bench 2026-11-22 18:53, same run as cuBLAS SGEMM), fp32 TFLOP/s (% cuBLAS):
-//   NN 1024^3 33.3 (97%), 1025^3 29.2 (97%), 2048^3 46.6 (94%), 4096^3 50.2 (97%),
-//   4097^3 47.5 (107%), 8192^3 50.1 (97%); 8192^3 NT 43.1 (84%), TN 50.5 (95%), TT 46.9 (93%).
+// Measured (H100 SXM, gemm-bench 2026-11-22 19:08, same run as cuBLAS SGEMM), fp32 TFLOP/s (% cuBLAS):
+//   NN 1024^3 33.6 (98%), 1025^3 29.2 (97%), 2048^3 47.0 (95%), 4096^3 49.8 (96%),
+//   4097^3 47.5 (107%), 8192^3 50.2 (97%); 8192^3 NT 49.7 (97%), TN 50.5 (95%), TT 50.1 (99%).
 //   Tables: docs/results/h100-ladder.md, h100-large.md.
 // What limits it: FFMA is ~87% of the main-loop instructions (1024 FFMA, 64 LDS.128, ~90 other
 // per k-tile at 8 x 8), no spills, few bank conflicts (ncu at 4096^3: FMA pipe 77% of peak while
