@@ -577,9 +577,9 @@ cudaError_t launch(const GemmProblem& p) {
 
 extern const KernelDesc kSimtCpAsyncMultistage = {
     "simt/13_cp_async_multistage", 13, "simt", "beyond the seeds",
-    "cp.async 4-stage pipeline (16 B or 4 B copies by layout/alignment), 128x256 (8x16/thread) or "
-    "128x128 (8x8/thread) blocks, grouped tile order, split-k for small grids, thin edge strips "
-    "as GEMV blocks, misaligned operands realigned when cheap",
+    "cp.async 4-8 stage pipeline (16 B or 4 B copies by layout/alignment), 128x256 (8x16/thread) "
+    "or 128x128 (8x8/thread) blocks, grouped tile order, ordered split-k for small grids, thin "
+    "edge strips as GEMV blocks, misaligned or transposed B copied once when cheap",
     kFP32, 80, 100, nullptr, launch, config};
 
 }  // namespace gemmlab
