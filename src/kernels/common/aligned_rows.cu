@@ -36,18 +36,23 @@ __global__ void realign_kernel(const U* src, int64_t ld, U* dst, int64_t dst_ld,
 
 // dst (cols x rows) = src (rows x cols)^T, one 32 x 32 tile per block of 32 x 8 threads. The +1
 // column of the shared tile keeps the transposed reads free of bank conflicts.
+// Tile rows beyond gridDim.y * 32 are taken by the same blocks in later rounds.
 __global__ void transpose_kernel(const float* src, int64_t ld, float* dst, int64_t dst_ld,
                                  int64_t rows, int64_t cols) {
   __shared__ float tile[32][33];
-  const int64_t r0 = static_cast<int64_t>(blockIdx.y) * 32, c0 = static_cast<int64_t>(blockIdx.x) * 32;
-  for (int i = threadIdx.y; i < 32; i += 8) {
-    const int64_t r = r0 + i, c = c0 + threadIdx.x;
-    if (r < rows && c < cols) tile[i][threadIdx.x] = src[r * ld + c];
-  }
-  __syncthreads();
-  for (int i = threadIdx.y; i < 32; i += 8) {
-    const int64_t c = c0 + i, r = r0 + threadIdx.x;
-    if (c < cols && r < rows) dst[c * dst_ld + r] = tile[threadIdx.x][i];
+  const int64_t c0 = static_cast<int64_t>(blockIdx.x) * 32;
+  for (int64_t r0 = static_cast<int64_t>(blockIdx.y) * 32; r0 < rows;
+       r0 += static_cast<int64_t>(gridDim.y) * 32) {
+    for (int i = threadIdx.y; i < 32; i += 8) {
+      const int64_t r = r0 + i, c = c0 + threadIdx.x;
+      if (r < rows && c < cols) tile[i][threadIdx.x] = src[r * ld + c];
+    }
+    __syncthreads();
+    for (int i = threadIdx.y; i < 32; i += 8) {
+      const int64_t c = c0 + i, r = r0 + threadIdx.x;
+      if (c < cols && r < rows) dst[c * dst_ld + r] = tile[threadIdx.x][i];
+    }
+    __syncthreads();  // the tile is rewritten in the next round
   }
 }
 
@@ -57,8 +62,8 @@ cudaError_t transpose_aligned_rows(const float* src, int64_t rows, int64_t cols,
                                    cudaStream_t stream, AlignedRows* out) {
   *out = AlignedRows{};
   const int64_t dst_ld = aligned_ld_16(rows, sizeof(float));
-  const int64_t gx = (cols + 31) / 32, gy = (rows + 31) / 32;
-  if (gy > 65535 || gx > INT32_MAX) return cudaErrorInvalidValue;
+  const int64_t gx = (cols + 31) / 32, gy = std::min<int64_t>((rows + 31) / 32, 65535);
+  if (gx > INT32_MAX) return cudaErrorInvalidValue;
   void* buf = nullptr;
   if (cudaError_t e = workspace_alloc(&buf, static_cast<size_t>(cols * dst_ld) * sizeof(float), stream);
       e != cudaSuccess)

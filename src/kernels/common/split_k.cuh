@@ -20,8 +20,8 @@
 
 namespace gemmlab {
 
-// One split-k launch's scratch: partials[slot * splits + split] (each `floats_per_slot` floats)
-// and one counter per slot (a slot = one output tile or strip block).
+// One split-k launch's scratch: the partial of split s of slot i at partials + (i * splits + s) *
+// (floats per partial), and one counter per slot (a slot = one output tile or strip block).
 struct SplitWorkspace {
   float* partials;
   unsigned long long* counters;
@@ -71,7 +71,7 @@ __device__ __forceinline__ void split_publish(float* part, const float (&acc)[kN
 }
 
 // acc = partial 0 + partial 1 + ... in split order (deterministic); parts: the slot's first
-// partial, partials kPartialFloats apart. Partial 0 goes straight into acc (dead by then: it was
+// partial, the others partial_floats apart. Partial 0 goes straight into acc (dead by then: it was
 // published); the others are added 8 float4 at a time, so the loads in flight do not push a
 // kernel at its register cap into spills.
 template <int kThreads, int kN>

@@ -36,6 +36,7 @@ constexpr int kLdL = kL + 1;  // long tile Ls[k][l]: +1 so k-contiguous copies (
 constexpr int kStageFloats = kThin * kKT + kKT * kLdL;  // Ts[t][k] first (16-byte aligned), Ls
 constexpr int kSmemBytes = kStages * kStageFloats * static_cast<int>(sizeof(float));
 constexpr int kPartialFloats = kThin * kL;  // split-k partial of one strip block piece
+static_assert(kThin % 4 == 0, "split_publish moves whole float4s");
 static_assert(kThin * kKT == 256 && kStageFloats % 4 == 0, "one thin element per thread");
 
 // The host-side split of a problem into the tile region and the strips.
@@ -164,18 +165,11 @@ __device__ __forceinline__ void strip_block(float* smem, const float* A, int lda
 #pragma unroll
     for (int t = 0; t < kThin; ++t) acc[t] += smem[t * kL + l];
   if (plan.splits > 1) {  // split_k.cuh: publish; the last piece of this block sums in order
+    // The kL threads with kh == 0 (threadIdx.x = l) hold the results: they publish and sum.
     float* parts = ws.partials + static_cast<int64_t>(idx) * plan.splits * kPartialFloats;
-    if (kh == 0)
-#pragma unroll
-      for (int t = 0; t < kThin; ++t) __stcg(parts + split * kPartialFloats + t * kL + l, acc[t]);
+    if (kh == 0) split_publish<kL>(parts + split * kPartialFloats, acc);
     if (!split_arrive_last(ws.counters + idx, ws.tag, plan.splits)) return;
-    if (kh == 0)
-      for (int s = 0; s < plan.splits; ++s)
-#pragma unroll
-        for (int t = 0; t < kThin; ++t) {
-          const float v = __ldcg(parts + s * kPartialFloats + t * kL + l);
-          acc[t] = s == 0 ? v : acc[t] + v;
-        }
+    if (kh == 0) split_sum<kL>(parts, plan.splits, kPartialFloats, acc);
   }
   if (kh == 1 || l0 + l >= l_count) return;
 #pragma unroll

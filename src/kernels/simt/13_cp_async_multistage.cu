@@ -190,10 +190,10 @@ __device__ __forceinline__ TileCoord heavy_first_tile(int linear, int bm, int bn
 // Blocks [0, main_blocks): one block computes one C tile of the main region [0, plan.m_main) x
 // [0, plan.n_main) over the k-tiles [kt0, kt0 + k_tiles_per_split) of its split. splits == 1: the
 // whole depth, normal epilogue. splits > 1: each split publishes its partial product and the
-// tile's last block sums them in order and runs the epilogue (split_k.cuh). Blocks from main_blocks on: the thin
-// edge strips (thin_strips.cuh), last in the grid so they fill the tile kernel's last wave.
-// ep holds the full m, n: main tiles never reach past the main region, so its guards still hold.
-
+// tile's last block sums them in order and runs the epilogue (split_k.cuh). Blocks from
+// main_blocks on: the thin edge strips (thin_strips.cuh), last in the grid so they fill the tile
+// kernel's last wave. ep holds the full m, n: main tiles never reach past the main region, so its
+// guards still hold.
 template <int kTN, bool kAT, bool kBT, bool kAVec, bool kBVec, Loop kLoop, int kStages_>
 __global__ void __launch_bounds__(256, kBlocksPerSm<kTN>)
     cp_async_kernel(const float* A, int lda, const float* B, int ldb, Epilogue ep, int k,
@@ -207,7 +207,7 @@ __global__ void __launch_bounds__(256, kBlocksPerSm<kTN>)
   float* Bs = As + kStages * C::kStageA;
 
   if (static_cast<int>(blockIdx.x) >= main_blocks) {  // uniform per block
-    // The strips' split-k scratch follows the tiles' (plan_workspace).
+    // The strips' split-k scratch follows the tiles' (laid out by launch_t).
     const SplitWorkspace strip_ws{ws.partials + static_cast<int64_t>(main_blocks) * WT::kPartialFloats,
                                   ws.counters + main_blocks / splits, ws.tag};
     strips::strip_block<kAT, kBT>(As, A, lda, B, ldb, ep, k, plan,
@@ -506,14 +506,13 @@ struct Plan {
   bool wide;                  // 128 x 256 tiles
 };
 
-// With op(B) = B^T both of B's copies take the transposing 4-byte loader; stored the other way
-// round (k x n, aligned rows) B takes 16-byte copies and NT runs as NN, TT as TN. The transpose
-// costs a read and a write of B, like realigning: worth it on the same condition.
-
-// Which tile: the 128 x 256 one (8 x 16 per thread) wins only where both operands take 16-byte
-// or k-transposing copies that it can issue cheaply: op NN with B rows 16-byte aligned (H100,
-// 2026-11-22: 46.0 vs 44.5 TFLOP/s at 4096^3, 46.3 vs 44.9 at 8192^3). Elsewhere the 128 x 128 tile
-// with two blocks per SM hides the 4-byte copies better (4096^3 NT/TT: 42.6 / 43.4 vs 40.9 / 41.6).
+// Copies first: with op(B) = B^T, B's tiles take the transposing 4-byte loader; stored the other
+// way round (k x n, aligned rows) they take 16-byte copies, and NT runs as NN, TT as TN. The
+// transpose costs a read and a write of B, like realigning: worth it on the same condition.
+// Which tile: the 128 x 256 one (8 x 16 per thread) wins where its copies are cheap to issue: NN
+// with B rows 16-byte aligned (H100, 2026-11-22: 46.0 vs 44.5 TFLOP/s at 4096^3, 46.3 vs 44.9 at
+// 8192^3), and NT / aligned TN when it fills the GPU unsplit (below). Elsewhere the 128 x 128 tile
+// with two blocks per SM hides the 4-byte copies better.
 Plan make_plan(const GemmProblem& p) {
   const bool at = p.op_a == Op::T, bt = p.op_b == Op::T;
   const bool a_ok = rows_aligned(p.A, p.lda, sizeof(float), 16);
@@ -558,7 +557,7 @@ cudaError_t launch(const GemmProblem& p) {
     e = transpose_aligned_rows(static_cast<const float*>(p.B), p.n, p.k, p.ldb, p.stream, &rb);
     q.B = rb.ptr, q.ldb = rb.ld, q.op_b = Op::N;
   }
-  if (pl.realign_a) {
+  if (e == cudaSuccess && pl.realign_a) {
     e = align_rows_16(p.A, p.k, p.m, p.lda, sizeof(float), p.stream, &ra);
     q.A = ra.ptr, q.lda = ra.ld;
   }
