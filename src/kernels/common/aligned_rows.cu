@@ -1,9 +1,12 @@
-// Realigning copies of operands with misaligned rows (see aligned_rows.h).
+// Copies of operands into aligned rows, straight or transposed (see aligned_rows.h). The one
+// place gemmlab's packing and realigning passes live: simt/13's realigned and transposed B, and
+// the TMA kernels' packed operands (sm90_host.cu) all come through copy_matrix.
 #include "kernels/common/aligned_rows.h"
 
 #include "kernels/common/workspace.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
 
 #include <cuda_runtime.h>
@@ -34,74 +37,86 @@ __global__ void realign_kernel(const U* src, int64_t ld, U* dst, int64_t dst_ld,
   }
 }
 
-// dst (cols x rows) = src (rows x cols)^T, one 32 x 32 tile per block of 32 x 8 threads. The +1
-// column of the shared tile keeps the transposed reads free of bank conflicts.
-// Tile rows beyond gridDim.y * 32 are taken by the same blocks in later rounds.
-__global__ void transpose_kernel(const float* src, int64_t ld, float* dst, int64_t dst_ld,
-                                 int64_t rows, int64_t cols) {
-  __shared__ float tile[32][33];
-  const int64_t c0 = static_cast<int64_t>(blockIdx.x) * 32;
-  for (int64_t r0 = static_cast<int64_t>(blockIdx.y) * 32; r0 < rows;
-       r0 += static_cast<int64_t>(gridDim.y) * 32) {
-    for (int i = threadIdx.y; i < 32; i += 8) {
-      const int64_t r = r0 + i, c = c0 + threadIdx.x;
-      if (r < rows && c < cols) tile[i][threadIdx.x] = src[r * ld + c];
-    }
-    __syncthreads();
-    for (int i = threadIdx.y; i < 32; i += 8) {
-      const int64_t c = c0 + i, r = r0 + threadIdx.x;
-      if (c < cols && r < rows) dst[c * dst_ld + r] = tile[threadIdx.x][i];
-    }
-    __syncthreads();  // the tile is rewritten in the next round
+// dst (cols x rows, pitch dst_ld) <- transpose of src (rows x cols, pitch ld), through a
+// 32 x 32 shared tile (padded by one element against bank conflicts) so reads and writes are
+// both coalesced. One tile per block of 32 x 8 threads.
+template <typename U>
+__global__ void transpose_kernel(const U* __restrict__ src, int64_t ld, U* __restrict__ dst,
+                                 int64_t dst_ld, int rows, int cols, int col_tiles) {
+  __shared__ U tile[32][33];
+  const int r0 = (blockIdx.x / col_tiles) * 32, c0 = (blockIdx.x % col_tiles) * 32;
+  for (int i = threadIdx.y; i < 32; i += blockDim.y) {
+    const int r = r0 + i, c = c0 + threadIdx.x;
+    if (r < rows && c < cols) tile[i][threadIdx.x] = src[r * ld + c];
+  }
+  __syncthreads();
+  for (int i = threadIdx.y; i < 32; i += blockDim.y) {
+    const int c = c0 + i, r = r0 + threadIdx.x;  // dst row c, column r
+    if (r < rows && c < cols) dst[c * dst_ld + r] = tile[threadIdx.x][i];
   }
 }
 
-}  // namespace
+template <typename U>
+cudaError_t launch_copy(const void* src, int64_t ld, void* dst, int64_t dst_ld, int64_t rows,
+                        int64_t cols, bool transpose, cudaStream_t stream) {
+  if (rows > INT_MAX || cols > INT_MAX) return cudaErrorInvalidValue;
+  if (transpose) {
+    const int64_t col_tiles = (cols + 31) / 32, blocks = (rows + 31) / 32 * col_tiles;
+    if (blocks > INT_MAX) return cudaErrorInvalidValue;
+    transpose_kernel<U><<<static_cast<unsigned>(blocks), dim3(32, 8), 0, stream>>>(
+        static_cast<const U*>(src), ld, static_cast<U*>(dst), dst_ld, static_cast<int>(rows),
+        static_cast<int>(cols), static_cast<int>(col_tiles));
+  } else {
+    const int64_t chunks = rows * (dst_ld * static_cast<int64_t>(sizeof(U)) / 16);
+    const int threads = 256;
+    const int blocks =
+        static_cast<int>(std::min<int64_t>((chunks + threads - 1) / threads, 1 << 16));
+    realign_kernel<U><<<blocks, threads, 0, stream>>>(static_cast<const U*>(src), ld,
+                                                      static_cast<U*>(dst), dst_ld, rows, cols);
+  }
+  return cudaGetLastError();
+}
 
-cudaError_t transpose_aligned_rows(const float* src, int64_t rows, int64_t cols, int64_t ld,
-                                   cudaStream_t stream, AlignedRows* out) {
-  *out = AlignedRows{};
-  const int64_t dst_ld = aligned_ld_16(rows, sizeof(float));
-  const int64_t gx = (cols + 31) / 32, gy = std::min<int64_t>((rows + 31) / 32, 65535);
-  if (gx > INT32_MAX) return cudaErrorInvalidValue;
+// A workspace copy of the rows x cols matrix (transpose: of its transpose) with aligned rows.
+cudaError_t aligned_copy(const void* ptr, int64_t rows, int64_t cols, int64_t ld, int elem_bytes,
+                         bool transpose, cudaStream_t stream, AlignedRows* out) {
+  const int64_t out_rows = transpose ? cols : rows, out_cols = transpose ? rows : cols;
+  const int64_t dst_ld = aligned_ld_16(out_cols, elem_bytes);
   void* buf = nullptr;
-  if (cudaError_t e = workspace_alloc(&buf, static_cast<size_t>(cols * dst_ld) * sizeof(float), stream);
+  if (cudaError_t e =
+          workspace_alloc(&buf, static_cast<size_t>(out_rows * dst_ld * elem_bytes), stream);
       e != cudaSuccess)
     return e;
-  transpose_kernel<<<dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy)), dim3(32, 8), 0,
-                     stream>>>(src, ld, static_cast<float*>(buf), dst_ld, rows, cols);
-  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) {
+  if (cudaError_t e = copy_matrix(ptr, ld, buf, dst_ld, rows, cols, elem_bytes, transpose, stream);
+      e != cudaSuccess) {
     workspace_free(buf, stream);
     return e;
   }
   *out = AlignedRows{buf, dst_ld, buf};
   return cudaSuccess;
+}
+
+}  // namespace
+
+cudaError_t copy_matrix(const void* src, int64_t ld_src, void* dst, int64_t ld_dst, int64_t rows,
+                        int64_t cols, int elem_bytes, bool transpose, cudaStream_t stream) {
+  if (rows <= 0 || cols <= 0) return cudaSuccess;
+  return elem_bytes == 2
+             ? launch_copy<uint16_t>(src, ld_src, dst, ld_dst, rows, cols, transpose, stream)
+             : launch_copy<uint32_t>(src, ld_src, dst, ld_dst, rows, cols, transpose, stream);
 }
 
 cudaError_t align_rows_16(const void* ptr, int64_t rows, int64_t cols, int64_t ld, int elem_bytes,
                           cudaStream_t stream, AlignedRows* out) {
   *out = AlignedRows{ptr, ld, nullptr};
   if (reinterpret_cast<uintptr_t>(ptr) % 16 == 0 && (ld * elem_bytes) % 16 == 0) return cudaSuccess;
-  const int64_t dst_ld = aligned_ld_16(cols, elem_bytes);
-  void* buf = nullptr;
-  if (cudaError_t e = workspace_alloc(&buf, static_cast<size_t>(rows * dst_ld * elem_bytes), stream);
-      e != cudaSuccess)
-    return e;
-  const int64_t chunks = rows * (dst_ld * elem_bytes / 16);
-  const int threads = 256;
-  const int blocks = static_cast<int>(std::min<int64_t>((chunks + threads - 1) / threads, 1 << 16));
-  if (elem_bytes == 4)
-    realign_kernel<<<blocks, threads, 0, stream>>>(static_cast<const uint32_t*>(ptr), ld,
-                                                   static_cast<uint32_t*>(buf), dst_ld, rows, cols);
-  else
-    realign_kernel<<<blocks, threads, 0, stream>>>(static_cast<const uint16_t*>(ptr), ld,
-                                                   static_cast<uint16_t*>(buf), dst_ld, rows, cols);
-  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) {
-    workspace_free(buf, stream);
-    return e;
-  }
-  *out = AlignedRows{buf, dst_ld, buf};
-  return cudaSuccess;
+  return aligned_copy(ptr, rows, cols, ld, elem_bytes, false, stream, out);
+}
+
+cudaError_t transpose_aligned_rows(const float* src, int64_t rows, int64_t cols, int64_t ld,
+                                   cudaStream_t stream, AlignedRows* out) {
+  *out = AlignedRows{};
+  return aligned_copy(src, rows, cols, ld, sizeof(float), true, stream, out);
 }
 
 cudaError_t release_aligned_rows(AlignedRows* a, cudaStream_t stream) {

@@ -12,6 +12,13 @@
 
 namespace gemmlab {
 
+// dst <- src (rows x cols, elements of elem_bytes = 2 or 4, pitch ld_src, any alignment), or
+// with `transpose` dst (cols x rows) <- src^T; enqueued on `stream`. dst must be 16-byte aligned
+// with ld_dst * elem_bytes a multiple of 16 (a straight copy writes 16-byte chunks, zeroing the
+// columns past the last one in the final chunk of each row).
+cudaError_t copy_matrix(const void* src, int64_t ld_src, void* dst, int64_t ld_dst, int64_t rows,
+                        int64_t cols, int elem_bytes, bool transpose, cudaStream_t stream);
+
 // The leading dimension (in elements) of the realigned copy: cols rounded up to 16 bytes.
 inline int64_t aligned_ld_16(int64_t cols, int elem_bytes) {
   const int64_t per16 = 16 / elem_bytes;

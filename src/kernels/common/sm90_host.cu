@@ -1,6 +1,7 @@
-// Host side of the sm_90a kernels (see sm90_host.h), and the packing kernels it launches.
+// Host side of the sm_90a kernels (see sm90_host.h): tensor maps, and the operand packing plan (the copies themselves: aligned_rows.h).
 #include "kernels/common/sm90_host.h"
 
+#include "kernels/common/aligned_rows.h"
 #include "kernels/common/workspace.h"
 
 #include <climits>
@@ -31,65 +32,7 @@ EncodeTiledFn encode_fn() {
 
 int64_t elem_bytes(Precision p) { return (p == Precision::BF16 || p == Precision::FP16) ? 2 : 4; }
 
-// ---- packing kernels (any element of 2 or 4 bytes; bits are copied, not converted) ----
-
-// dst rows (rows x cols, pitch ld_dst) <- src rows (pitch ld_src, any alignment). A block copies
-// 1024 consecutive elements of one row, each thread 4 of them 256 apart: every load and store of
-// a warp is one contiguous, coalesced run.
-template <typename T>
-__global__ void pack_copy_kernel(const T* __restrict__ src, int64_t ld_src, T* __restrict__ dst,
-                                 int64_t ld_dst, int cols, int blocks_per_row) {
-  const int r = blockIdx.x / blocks_per_row;
-  const int c0 = (blockIdx.x % blocks_per_row) * 1024 + threadIdx.x;
-  const T* s = src + r * ld_src;
-  T* d = dst + r * ld_dst;
-  T v[4];
-#pragma unroll
-  for (int j = 0; j < 4; ++j)
-    if (c0 + 256 * j < cols) v[j] = s[c0 + 256 * j];
-#pragma unroll
-  for (int j = 0; j < 4; ++j)
-    if (c0 + 256 * j < cols) d[c0 + 256 * j] = v[j];
-}
-
-// dst (cols x rows, pitch ld_dst) <- transpose of src (rows x cols, pitch ld_src), through a
-// 32 x 32 shared tile (padded by one element against bank conflicts) so reads and writes are
-// both coalesced.
-template <typename T>
-__global__ void pack_transpose_kernel(const T* __restrict__ src, int64_t ld_src,
-                                      T* __restrict__ dst, int64_t ld_dst, int rows, int cols,
-                                      int col_tiles) {
-  __shared__ T tile[32][33];
-  const int r0 = (blockIdx.x / col_tiles) * 32, c0 = (blockIdx.x % col_tiles) * 32;
-  for (int i = threadIdx.y; i < 32; i += blockDim.y) {
-    const int r = r0 + i, c = c0 + threadIdx.x;
-    if (r < rows && c < cols) tile[i][threadIdx.x] = src[r * ld_src + c];
-  }
-  __syncthreads();
-  for (int i = threadIdx.y; i < 32; i += blockDim.y) {
-    const int c = c0 + i, r = r0 + threadIdx.x;  // dst row c, column r
-    if (r < rows && c < cols) dst[c * ld_dst + r] = tile[threadIdx.x][i];
-  }
-}
-
-template <typename T>
-cudaError_t launch_pack(const void* src, int64_t ld_src, void* dst, int64_t ld_dst, int rows,
-                        int cols, bool transpose, cudaStream_t s) {
-  if (transpose) {
-    const int col_tiles = (cols + 31) / 32;
-    const int64_t blocks = static_cast<int64_t>((rows + 31) / 32) * col_tiles;
-    if (blocks > INT_MAX) return cudaErrorInvalidValue;
-    pack_transpose_kernel<T><<<static_cast<unsigned>(blocks), dim3(32, 8), 0, s>>>(
-        static_cast<const T*>(src), ld_src, static_cast<T*>(dst), ld_dst, rows, cols, col_tiles);
-  } else {
-    const int per_row = (cols + 1023) / 1024;
-    const int64_t blocks = static_cast<int64_t>(rows) * per_row;
-    if (blocks > INT_MAX) return cudaErrorInvalidValue;
-    pack_copy_kernel<T><<<static_cast<unsigned>(blocks), 256, 0, s>>>(
-        static_cast<const T*>(src), ld_src, static_cast<T*>(dst), ld_dst, cols, per_row);
-  }
-  return cudaGetLastError();
-}
+// ---- packing (aligned_rows.h's copy_matrix: bits are copied, not converted) ----
 
 struct Plan {
   TmaOperand in_place;   // the operand as stored
@@ -124,13 +67,9 @@ Plan plan_operand(const void* ptr, int64_t ld, bool k_major, int64_t mn, int64_t
 }
 
 cudaError_t run_pack(const Plan& pl, Precision prec, cudaStream_t s) {
-  if (elem_bytes(prec) == 2)
-    return launch_pack<uint16_t>(pl.in_place.ptr, pl.in_place.ld, const_cast<void*>(pl.packed.ptr),
-                                 pl.packed.ld, static_cast<int>(pl.stored_rows),
-                                 static_cast<int>(pl.stored_cols), pl.transpose, s);
-  return launch_pack<uint32_t>(pl.in_place.ptr, pl.in_place.ld, const_cast<void*>(pl.packed.ptr),
-                               pl.packed.ld, static_cast<int>(pl.stored_rows),
-                               static_cast<int>(pl.stored_cols), pl.transpose, s);
+  return copy_matrix(pl.in_place.ptr, pl.in_place.ld, const_cast<void*>(pl.packed.ptr),
+                     pl.packed.ld, pl.stored_rows, pl.stored_cols,
+                     static_cast<int>(elem_bytes(prec)), pl.transpose, s);
 }
 
 // How A and B are laid out for the kernel. tf32 wgmma reads only K-major operands from shared
