@@ -56,9 +56,6 @@ cudaError_t release_operands(const GemmProblem& p, PreparedOperands* ops);
 // K by `box_rows` rows of M/N; MN-major, 64 elements of M/N by 128 bytes' worth of K rows.
 cudaError_t make_tensor_map(CUtensorMap* map, const TmaOperand& x, Precision prec, int box_rows);
 
-// Multiprocessor count of the current device (cached).
-int num_sms();
-
 // True when A or B would have to be packed (for reports).
 bool needs_packing(const GemmProblem& p, bool tf32_register_a);
 

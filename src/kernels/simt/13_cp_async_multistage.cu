@@ -59,6 +59,7 @@
 
 #include "kernels/common/aligned_rows.h"
 #include "kernels/common/cp_async.cuh"
+#include "kernels/common/device_props.h"
 #include "kernels/common/split_k.cuh"
 #include "kernels/common/workspace.h"
 #include "kernels/common/simt_warptile.cuh"
@@ -368,14 +369,6 @@ Picked pick(bool at, bool bt, bool av, bool bv, Loop loop, bool deep) {
   }
 }
 
-// SMs of the current device (132 if it cannot be asked).
-int sm_count() {
-  int dev = 0, sms = 132;
-  if (cudaGetDevice(&dev) == cudaSuccess)
-    cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);
-  return sms;
-}
-
 // Split-k when the C tiles alone cannot fill the GPU (1024^3 with 128 x 256 tiles: 32 tiles for
 // 132 SMs). Cost model in k-tiles of one block: a full tile's unit costs ceil(KT/s) + 3 (pipeline
 // fill, epilogue); a partial tile costs its fraction of active warps; full-tile units are issued
@@ -385,7 +378,7 @@ template <int kTN>
 int choose_splits(const GemmProblem& p) {
   using WT = typename Cfg<kTN>::WT;
   constexpr int kPerSm = kBlocksPerSm<kTN>;
-  const int sms = sm_count();
+  const int sms = device_sm_count();
   const int m = static_cast<int>(p.m), n = static_cast<int>(p.n);
   const int m_full = m / WT::kBM, n_full = n / WT::kBN;
   const int heavy = m_full * n_full;
@@ -528,7 +521,7 @@ Plan make_plan(const GemmProblem& p) {
   // long k loop (H100, 2026-11-22, 8192^3: NT 43.1 vs 39.6 TFLOP/s, TN 50.5 vs 48.5; 4096^3 NT
   // 42.8 vs 39.5, TN 49.9 vs 47.9). TT loses with it (43.8 vs 46.9) and keeps 128 x 128.
   const bool long_unsplit =
-      p.k >= 64 * kBK && (p.m / 128) * (p.n / 256) >= sm_count();
+      p.k >= 64 * kBK && (p.m / 128) * (p.n / 256) >= device_sm_count();
   pl.wide = (!at && !bt_run && pl.bv) ||
             (long_unsplit && ((!at && bt_run) || (at && !bt_run && pl.av && pl.bv)));
   return pl;

@@ -31,6 +31,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "kernels/common/device_props.h"
 #include "kernels/common/sm90.cuh"
 #include "kernels/common/sm90_host.h"
 
@@ -294,7 +295,7 @@ LaunchConfig config(const GemmProblem& p) {
   TileGrid tg = make_tile_grid(p, kBM, kBN);
   if (kl.swapped) std::swap(tg.m_tiles, tg.n_tiles);
   const int cluster_tiles = ceil_div(tg.m_tiles, kCluster) * tg.n_tiles;
-  c.grid = dim3(static_cast<unsigned>(kCluster * std::min(cluster_tiles, sm90::num_sms() / kCluster)));
+  c.grid = dim3(static_cast<unsigned>(kCluster * std::min(cluster_tiles, device_sm_count() / kCluster)));
   c.block = dim3(kThreads);
   return c;
 }
@@ -324,7 +325,7 @@ cudaError_t launch_typed(const GemmProblem& p, const PreparedOperands& ops) {
   // Persistent: one CTA per SM, or as many clusters as fit at once (a cluster's CTAs share a
   // GPC), queried once.
   static const int max_clusters = [&] {
-    int n = sm90::num_sms() / kCluster;
+    int n = device_sm_count() / kCluster;
     if constexpr (kCluster > 1) {
       cfg.gridDim = dim3(n * kCluster);
       int q = 0;
