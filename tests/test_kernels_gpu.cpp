@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "gpu_util.h"
+#include "kernels/common/device_props.h"
 #include "reference/reference.h"
 #include "registry/registry.h"
 
@@ -236,6 +237,24 @@ TEST(AutoKernel, PicksAKernelPerPrecision) {
     ASSERT_EQ(cudaMemcpy(out.data(), cbuf.ptr, out.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
     EXPECT_LE(relative_error(out.data(), n, ref.data(), m, n), error_bound(prec));
   }
+}
+
+// simt/13 asks for just the shared memory its resident blocks need (the rest stays L1): the
+// carveout must never be too small for them, or occupancy would silently halve.
+TEST(DeviceProps, CarveoutFitsTheBlocks) {
+  GEMMLAB_REQUIRE_GPU();
+  const int per_sm = device_smem_per_sm();
+  ASSERT_GT(per_sm, 0);
+  for (int blocks : {1, 2})
+    for (int bytes : {16 * 1024, 70144, 100 * 1024, 200 * 1024}) {
+      const long long need = static_cast<long long>(blocks) * (bytes + 1024);
+      const int pct = carveout_for(blocks, bytes);
+      EXPECT_LE(pct, 100);
+      if (need <= per_sm)
+        EXPECT_GE(static_cast<long long>(pct) * per_sm, 100 * need) << blocks << " x " << bytes;
+      else
+        EXPECT_EQ(pct, 100) << blocks << " x " << bytes;
+    }
 }
 
 }  // namespace

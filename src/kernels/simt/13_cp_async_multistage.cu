@@ -39,21 +39,29 @@
 //    their shared writes fall in distinct banks thanks to the 4-float row skew.
 // Out-of-range elements are zero-filled by cp.async (src-size 0); the epilogue is guarded.
 // Seed: beyond the seeds.
-// Measured (H100 SXM, gemm-bench 2026-11-22 19:08, same run as cuBLAS SGEMM), fp32 TFLOP/s (% cuBLAS):
-//   NN 1024^3 33.6 (98%), 1025^3 29.2 (97%), 2048^3 47.0 (95%), 4096^3 49.8 (96%),
-//   4097^3 47.5 (107%), 8192^3 50.2 (97%); 8192^3 NT 49.7 (97%), TN 50.5 (95%), TT 50.1 (99%).
+// Measured (H100 SXM, gemm-bench 2026-11-22 22:20 UTC, same run as cuBLAS SGEMM), fp32 TFLOP/s
+// (% cuBLAS): NN 1024^3 34.1 (99%), 1025^3 31.0 (102%), 2048^3 47.3 (95%), 4096^3 50.1 (96%),
+//   4097^3 47.6 (107%), 8192^3 50.2 (97%); 8192^3 NT 49.7 (97%), TN 50.4 (94%), TT 49.8 (98%).
 //   Tables: docs/results/h100-ladder.md, h100-large.md.
 // What limits it: FFMA is ~87% of the main-loop instructions (1024 FFMA, 64 LDS.128, ~90 other
 // per k-tile at 8 x 8), no spills, few bank conflicts (ncu at 4096^3: FMA pipe 77% of peak while
 // active, SM throughput 82%; docs/results/h100-profile.txt), so the gap to cuBLAS is
 // issue/latency: 8 warps per SM at 8 x 16 (one block) or 16 at 8 x 8; H100's 128 FP32 lanes per SM
-// against 128 B/clk of shared bandwidth leave little slack for the LDS traffic. At 1025^3 (ncu:
-// FMA pipe 54% busy, stalls on barrier, long scoreboard, MIO and LSU throttle) the odd leading
-// dimensions are what is left: B's rows are not 16-byte aligned, so its tiles take 4-byte copies
-// (a realigning copy costs more than it saves at this size: 27.3 vs 29.5 TFLOP/s), which costs
-// ~10% against aligned B (1024 x 1025 x 1024: 70 us vs 64 us for 1024^3 with the same tile).
-// Tried and measured slower, so not kept: per-row 16/8/4-byte copies by each row's own alignment
-// (fewer copy instructions, same speed), split-k blocks that each reduce a share of the tile after
+// against 128 B/clk of shared bandwidth leave little slack for the LDS traffic.
+// At 1025^3 every leading dimension is odd. Measured one at a time by faking aligned ones (wrong
+// results, timing only; H100, 2026-11-22, from 29.3 TFLOP/s): aligned B +4% (16-byte copies), A
+// +3% (its k-contiguous 4-byte copies straddle sectors), C +3% (element-wise stores), no strips
+// +1%. What gemmlab does about them: the shared-memory carveout leaves the rest of the SM to L1,
+// which the 4-byte copies go through (29.8 -> 31.0: see prepared_f); Epilogue::store4 writes a
+// misaligned row segment as 4 + 8 + 4 bytes instead of four 4-byte stores (+1.4%); a partial
+// tile that keeps every warp busy counts as full in the split-k cost model (1023^3: 25.0 -> 32.1,
+// it had picked 5 splits, 320 blocks for 264 slots).
+// Tried and measured slower, so not kept: realigning B by a copy first at 1025^3 (the copy takes
+// 5.6 us: 27.6 vs 29.4), 16-byte copies of misaligned B rows from the aligned chunks around them,
+// shifted into place in shared memory one k-tile ahead (29.6 vs 31.0: the extra pass and the one
+// stage less cost more than the 4-byte copies), the 128 x 256 tile with 4-byte B copies (1025^3
+// +1%, but 1023^3, 1537^3 and 1024 x 1025 x 1024 1-4% slower), per-row 16/8/4-byte copies by each
+// row's own alignment (same speed), split-k blocks that each reduce a share of the tile after
 // waiting for the others (1024^3: 31.1 vs 33.9), 5-6 stages for the 128 x 128 tile.
 #include <algorithm>
 
@@ -311,8 +319,12 @@ template <int kTN, bool kAT, bool kBT, bool kAVec, bool kBVec, Loop kLoop, int k
 Picked prepared_f() {
   KernelFn f = cp_async_kernel<kTN, kAT, kBT, kAVec, kBVec, kLoop, kStages>;
   constexpr int kSmem = Cfg<kTN, kStages>::kSmemBytes;
-  // Above 48 KB of dynamic shared memory a kernel must opt in; the max carveout lets two
-  // 128 x 128 blocks (2 x 66 KB) share an SM. Once per instantiation (thread-safe static init).
+  // Above 48 KB of dynamic shared memory a kernel must opt in. The carveout asks for just the
+  // shared memory kBlocksPerSm blocks need and leaves the rest of the SM's 256 KB to L1: the
+  // 4-byte copies (cp.async.ca) of k-contiguous or misaligned rows go through L1, and a row
+  // segment that straddles sectors is then fetched from L2 once, not twice. All-shared (L1 down
+  // to ~28 KB) cost 1025^3 ~4% (H100, 2026-11-22: 29.8 vs 31.0 TFLOP/s; 1025^3 TN 31.0 vs 31.5,
+  // NT 28.2 vs 29.5, TT 29.9 vs 31.1). Once per instantiation (thread-safe static init).
   static const cudaError_t once = [f] {
     cudaError_t e = cudaFuncSetAttribute(reinterpret_cast<const void*>(f),
                                          cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -320,7 +332,7 @@ Picked prepared_f() {
     if (e == cudaSuccess)
       e = cudaFuncSetAttribute(reinterpret_cast<const void*>(f),
                                cudaFuncAttributePreferredSharedMemoryCarveout,
-                               cudaSharedmemCarveoutMaxShared);
+                               carveout_for(kBlocksPerSm<kTN>, kSmem));
     return e;
   }();
   return {f, once, kSmem};
@@ -372,8 +384,8 @@ Picked pick(bool at, bool bt, bool av, bool bv, Loop loop, bool deep) {
 // Split-k when the C tiles alone cannot fill the GPU (1024^3 with 128 x 256 tiles: 32 tiles for
 // 132 SMs). Cost model in k-tiles of one block: a full tile's unit costs ceil(KT/s) + 3 (pipeline
 // fill, epilogue); a partial tile costs its fraction of active warps; full-tile units are issued
-// first and the partial ones fill in. An SM holding only one of the two 128 x 128 blocks it could
-// run goes at ~60%. Splitting costs a pass over C (scale by beta), ~3 units, and must win >= 15%.
+// first and the light partial ones fill in. An SM holding only one of the two 128 x 128 blocks it
+// could run goes at ~60%. Publishing and summing partials costs ~3 units; a split must win >= 15%.
 template <int kTN>
 int choose_splits(const GemmProblem& p) {
   using WT = typename Cfg<kTN>::WT;
@@ -381,13 +393,26 @@ int choose_splits(const GemmProblem& p) {
   const int sms = device_sm_count();
   const int m = static_cast<int>(p.m), n = static_cast<int>(p.n);
   const int m_full = m / WT::kBM, n_full = n / WT::kBN;
-  const int heavy = m_full * n_full;
-  if (heavy >= sms * kPerSm) return 1;  // a full wave already
-  // Work of the partial tiles, in full-tile equivalents (fraction of warps with rows/columns).
+  // Partial tiles weigh the fraction of the block's warps that have rows and columns of C. One
+  // that keeps every warp busy (127 of 128 rows, 1023^3) costs like a full tile and is counted
+  // with them; the others are light and fill in around the full ones.
   const double col_w = (n % WT::kBN) ? ceil_div(n % WT::kBN, WT::kWarpN) / 2.0 : 0.0;
   const double row_w = (m % WT::kBM) ? ceil_div(m % WT::kBM, WT::kWarpM) / 4.0 : 0.0;
-  const double light = m_full * col_w + (row_w > 0 ? n_full * row_w + col_w * row_w * 4 : 0.0);
-  const double light_max = std::max(col_w, row_w);
+  int heavy = m_full * n_full;
+  double light = 0.0, light_max = 0.0;
+  auto add_partial = [&](int count, double w) {
+    if (count == 0 || w == 0.0) return;
+    if (w >= 1.0) {
+      heavy += count;
+    } else {
+      light += count * w;
+      light_max = std::max(light_max, w);
+    }
+  };
+  add_partial(m_full, col_w);                                  // last tile column
+  add_partial(n_full, row_w);                                  // last tile row
+  add_partial(col_w > 0.0 && row_w > 0.0 ? 1 : 0, col_w * row_w);  // the corner
+  if (heavy >= sms * kPerSm) return 1;  // a full wave already
   const int kt = ceil_div(static_cast<int>(p.k), kBK);
   auto makespan = [&](int s) {
     const double c = ceil_div(kt, s) + 3.0;
