@@ -39,7 +39,7 @@
 //    their shared writes fall in distinct banks thanks to the 4-float row skew.
 // Out-of-range elements are zero-filled by cp.async (src-size 0); the epilogue is guarded.
 // Seed: beyond the seeds.
-// Measured (H100 SXM, gemm-bench 2026-11-22 22:20 UTC, same run as cuBLAS SGEMM), fp32 TFLOP/s
+// Measured (H100 SXM, gemm-bench 2026-11-22 20:49 UTC, same run as cuBLAS SGEMM), fp32 TFLOP/s
 // (% cuBLAS): NN 1024^3 34.1 (99%), 1025^3 31.0 (102%), 2048^3 47.3 (95%), 4096^3 50.1 (96%),
 //   4097^3 47.6 (107%), 8192^3 50.2 (97%); 8192^3 NT 49.7 (97%), TN 50.4 (94%), TT 49.8 (98%).
 //   Tables: docs/results/h100-ladder.md, h100-large.md.
