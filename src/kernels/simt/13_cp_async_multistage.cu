@@ -1,4 +1,5 @@
-// Ladder step 13 (simt): cp.async multi-stage pipeline + warp tiling + grouped tile order + split-k.
+// Ladder step 13 (simt): cp.async multi-stage pipeline + warp tiling + grouped tile order + split-k
+// and stream-k.
 //
 // Bottleneck attacked: global-load latency and the register cost of staging. In step 12 every
 // thread waits for its global loads once per k-tile and spends registers and STS instructions
@@ -20,7 +21,11 @@
 // pass over C, no atomics, bit-identical results from run to run. (The atomics this replaced
 // needed 16-byte aligned C rows for vector atomics; with ldc = 1025 one atomic per element cost
 // 1025^3 ~15%.) The splits share the full k-tiles evenly and the last one also takes the partial
-// k-tile, multiplying only its valid rows (1025 = 4 x 256 + 1: not 4 x 17 k-tiles).
+// k-tile, multiplying only its valid rows (1025 = 4 x 256 + 1: not 4 x 17 k-tiles). When the
+// tiles fill more than a wave but leave much of the last one idle (3000^3: 288 tiles of 128 x 256
+// for 132 SMs), the last wave and the remainder become a stream-k tail: equal runs of k-tiles per
+// block across tile boundaries, shared tiles summed the same ordered way (StreamK below; 3000^3
+// 34.5 -> 39.7 TFLOP/s).
 //
 // Odd sizes (e.g. 4097^3): a remainder of <= 8 rows or columns is not given to tiles at all. The
 // tiles cover the main region (4096 x 4096) and extra blocks at the end of the same grid compute
@@ -196,49 +201,31 @@ __device__ __forceinline__ TileCoord heavy_first_tile(int linear, int bm, int bn
   return {m_full * bm, linear * bn};  // last tile row (m_tiles - m_full == 1 here)
 }
 
-// Blocks [0, main_blocks): one block computes one C tile of the main region [0, plan.m_main) x
-// [0, plan.n_main) over the k-tiles [kt0, kt0 + k_tiles_per_split) of its split. splits == 1: the
-// whole depth, normal epilogue. splits > 1: each split publishes its partial product and the
-// tile's last block sums them in order and runs the epilogue (split_k.cuh). Blocks from
-// main_blocks on: the thin edge strips (thin_strips.cuh), last in the grid so they fill the tile
-// kernel's last wave. ep holds the full m, n: main tiles never reach past the main region, so its
-// guards still hold.
-template <int kTN, bool kAT, bool kBT, bool kAVec, bool kBVec, Loop kLoop, int kStages_>
-__global__ void __launch_bounds__(256, kBlocksPerSm<kTN>)
-    cp_async_kernel(const float* A, int lda, const float* B, int ldb, Epilogue ep, int k,
-                    int m_tiles, int n_tiles, int splits, int k_tiles_per_split, int main_blocks,
-                    strips::Plan plan, SplitWorkspace ws) {
-  using C = Cfg<kTN, kStages_>;
+// Loaders for the k-tiles of C tile t from k-tile kt0 on (A with op N and B with op T are stored
+// with k contiguous).
+template <int kTN, bool kAT, bool kBT, bool kAVec, bool kBVec>
+struct TileLoaders {
+  using WT = simt_wt::WarpTile<kTN>;
+  AsyncLoader<WT::kBM, WT::kLdA, !kAT, kAVec> a;
+  AsyncLoader<WT::kBN, WT::kLdB, kBT, kBVec> b;
+  __device__ __forceinline__ TileLoaders(const float* A, int lda, const float* B, int ldb,
+                                         const Epilogue& ep, int k, TileCoord t, int kt0)
+      : a(A, lda, ep.m, k, t.row0, kt0 * kBK), b(B, ldb, ep.n, k, t.col0, kt0 * kBK) {}
+};
+
+// k_tiles k-tiles through the cp.async pipeline from where the loaders stand, accumulated into
+// acc (not zeroed here); tail_steps != 0 (kSplit only): the last k-tile holds only that many rows.
+// Ends with cp_async_wait<0>: no copy still targets shared memory.
+template <int kTN, Loop kLoop, int kStages, typename Loaders>
+__device__ __forceinline__ void multiply_k_tiles(Loaders& ld, int k_tiles, int tail_steps,
+                                                 float* As, float* Bs,
+                                                 const typename Cfg<kTN, kStages>::WT::Pos& pos,
+                                                 bool active,
+                                                 float (&acc)[8][Cfg<kTN, kStages>::WT::kCols]) {
+  using C = Cfg<kTN, kStages>;
   using WT = typename C::WT;
-  constexpr int kStages = C::kStages;
-  extern __shared__ float4 smem_f4[];  // float4: 16-byte alignment for the cp.async targets
-  float* As = reinterpret_cast<float*>(smem_f4);
-  float* Bs = As + kStages * C::kStageA;
-
-  if (static_cast<int>(blockIdx.x) >= main_blocks) {  // uniform per block
-    // The strips' split-k scratch follows the tiles' (laid out by launch_t).
-    const SplitWorkspace strip_ws{ws.partials + static_cast<int64_t>(main_blocks) * WT::kPartialFloats,
-                                  ws.counters + main_blocks / splits, ws.tag};
-    strips::strip_block<kAT, kBT>(As, A, lda, B, ldb, ep, k, plan,
-                                  static_cast<int>(blockIdx.x) - main_blocks, strip_ws);
-    return;
-  }
-  const int split = static_cast<int>(blockIdx.x) % splits;
-  const TileCoord t = heavy_first_tile(static_cast<int>(blockIdx.x) / splits, WT::kBM, WT::kBN,
-                                       plan.m_main, plan.n_main, m_tiles, n_tiles);
-  // Splits cut the full k-tiles evenly; the last one also takes the partial k-tile (k % kBK rows,
-  // multiplied step by step: mma_ksteps), so 1025 = 4 x 16 full k-tiles + 1 row, not 4 x 17.
-  const int kt0 = split * k_tiles_per_split;
-  const int k_tiles = split == splits - 1 ? ceil_div(k, kBK) - kt0 : k_tiles_per_split;
-  const int tail_steps = kLoop == Loop::kSplit && split == splits - 1 ? k % kBK : 0;
-  const typename WT::Pos pos = WT::pos();
-  const bool active = WT::warp_active(pos, t.row0, t.col0, ep);
-  // A with op N and B with op T are stored with k contiguous.
-  AsyncLoader<WT::kBM, WT::kLdA, !kAT, kAVec> la(A, lda, ep.m, k, t.row0, kt0 * kBK);
-  AsyncLoader<WT::kBN, WT::kLdB, kBT, kBVec> lb(B, ldb, ep.n, k, t.col0, kt0 * kBK);
-
-  float acc[8][WT::kCols];
-  WT::zero(acc);
+  auto& la = ld.a;
+  auto& lb = ld.b;
 
   // Prologue: the first kStages-1 tiles in flight, one commit group each (empty groups past the
   // end keep the group count uniform, so wait<kStages-2> below always means "tile kt landed").
@@ -295,9 +282,131 @@ __global__ void __launch_bounds__(256, kBlocksPerSm<kTN>)
                                           kt + 1 < k_tiles, pos);
     }
   }
-  cp_async_wait<0>();  // no copy may still target shared memory when the block exits
+  cp_async_wait<0>();
+}
+
+// Stream-k tail (kStreamK): when the tiles fill more than one wave but leave much of the last one
+// idle (3000^3 with 128 x 256 tiles: 288 tiles = 2.18 waves of 132), all but the last full wave
+// run one tile per block, and the remaining tiles (one wave plus the remainder) are cut into
+// `blocks` equal runs of k-tiles over their (tile, k-tile) sequence: every block of the tail gets
+// the same work, however the runs fall across tiles. iters >= k-tiles per tile, so a tile is
+// shared by at most two blocks; they meet through split_k.cuh (publish, the last one sums in
+// order: deterministic). The price: tail blocks no longer walk k in step, so they share less of
+// A and B in L2, and each run restarts the pipeline once or twice. Measured (H100, 2026-11-22,
+// fp32 NN): 3000^3 34.5 -> 39.7 TFLOP/s, 2500^3 35.5 -> 39.0; but 5000^3 (13% idle) 49.0 -> 47.7
+// and 4096^3 (3% idle) 49.7 -> 48.1, hence the 20% threshold in plan_tiles.
+struct StreamK {
+  int first_tile;  // linear index (heavy_first_tile order) of the tail's first tile
+  int tiles;       // tiles in the tail
+  int blocks;      // tail blocks (0: no stream-k tail)
+  int iters;       // k-tiles per tail block (the last may get fewer)
+  int kt;          // k-tiles per tile
+};
+
+// Workspace layout: the split tiles' partials (main_blocks of them, only when splits > 1) and
+// counters (one per tile) come first; these give their sizes in partials and counters.
+__host__ __device__ inline int64_t split_slots_floats(int main_blocks, int splits) {
+  return splits > 1 ? main_blocks : 0;
+}
+__host__ __device__ inline int64_t split_slots(int main_blocks, int splits) {
+  return splits > 1 ? main_blocks / splits : 0;
+}
+
+// Blocks [0, main_blocks): one block computes one C tile of the main region [0, plan.m_main) x
+// [0, plan.n_main) over the k-tiles [kt0, kt0 + k_tiles_per_split) of its split. splits == 1: the
+// whole depth, normal epilogue. splits > 1: each split publishes its partial product and the
+// tile's last block sums them in order and runs the epilogue (split_k.cuh). Then sk.blocks
+// stream-k tail blocks (kStreamK, see StreamK). Then the thin edge strips (thin_strips.cuh), last
+// in the grid so they fill the tile kernel's last wave. ep holds the full m, n: main tiles never
+// reach past the main region, so its guards still hold. Workspace: tile partials, stream-k
+// partials (2 per tail tile), strip partials; counters in the same order.
+template <int kTN, bool kAT, bool kBT, bool kAVec, bool kBVec, Loop kLoop, int kStages_,
+          bool kStreamK = false>
+__global__ void __launch_bounds__(256, kBlocksPerSm<kTN>)
+    cp_async_kernel(const float* A, int lda, const float* B, int ldb, Epilogue ep, int k,
+                    int m_tiles, int n_tiles, int splits, int k_tiles_per_split, int main_blocks,
+                    StreamK sk, strips::Plan plan, SplitWorkspace ws) {
+  using C = Cfg<kTN, kStages_>;
+  using WT = typename C::WT;
+  constexpr int kStages = C::kStages;
+  extern __shared__ float4 smem_f4[];  // float4: 16-byte alignment for the cp.async targets
+  float* As = reinterpret_cast<float*>(smem_f4);
+  float* Bs = As + kStages * C::kStageA;
+  const int block = static_cast<int>(blockIdx.x);
+
+  if (block >= main_blocks + sk.blocks) {  // uniform per block
+    // The strips' split-k scratch follows the tiles' and the stream-k tail's.
+    const SplitWorkspace strip_ws{
+        ws.partials + (split_slots_floats(main_blocks, splits) + 2 * sk.tiles) * WT::kPartialFloats,
+        ws.counters + split_slots(main_blocks, splits) + sk.tiles, ws.tag};
+    strips::strip_block<kAT, kBT>(As, A, lda, B, ldb, ep, k, plan,
+                                  block - main_blocks - sk.blocks, strip_ws);
+    return;
+  }
+  const typename WT::Pos pos = WT::pos();
+  float acc[8][WT::kCols];
+
+  if constexpr (kStreamK) {
+    if (block >= main_blocks) {
+      // The run's position lives in shared memory, not in registers: the 128 x 256 kernel is at
+      // its 255-register cap, and any value live across the k loop spills (measured: 40-280 bytes
+      // of spills and 4096^3 at 45 instead of 50 TFLOP/s). So the segment is re-derived from
+      // sk_pos after the FFMAs; everything else comes from kernel parameters.
+      __shared__ int sk_pos;  // first k-tile of the current segment within the tail's sequence
+      if (threadIdx.x == 0) sk_pos = (block - main_blocks) * sk.iters;
+      for (;;) {
+        __syncthreads();  // sk_pos written; the previous segment is done with shared memory
+        {
+          const int b = block - main_blocks;
+          const int it = *static_cast<volatile int*>(&sk_pos);
+          const int end = min((b + 1) * sk.iters, sk.tiles * sk.kt);
+          if (it >= end) break;
+          const int tl = it / sk.kt, kb = it % sk.kt, ke = min(sk.kt, kb + (end - it));
+          const TileCoord t = heavy_first_tile(sk.first_tile + tl, WT::kBM, WT::kBN,
+                                               plan.m_main, plan.n_main, m_tiles, n_tiles);
+          TileLoaders<kTN, kAT, kBT, kAVec, kBVec> ld(A, lda, B, ldb, ep, k, t, kb);
+          WT::zero(acc);
+          multiply_k_tiles<kTN, kLoop, kStages>(ld, ke - kb, 0, As, Bs, pos,
+                                                WT::warp_active(pos, t.row0, t.col0, ep), acc);
+        }
+        const int b = block - main_blocks;
+        const int it = *static_cast<volatile int*>(&sk_pos);
+        const int end = min((b + 1) * sk.iters, sk.tiles * sk.kt);
+        const int tl = it / sk.kt, kb = it % sk.kt, ke = min(sk.kt, kb + (end - it));
+        const TileCoord t = heavy_first_tile(sk.first_tile + tl, WT::kBM, WT::kBN, plan.m_main,
+                                             plan.n_main, m_tiles, n_tiles);
+        __syncthreads();  // everyone has read sk_pos
+        if (threadIdx.x == 0) sk_pos = it + (ke - kb);
+        const int first = tl * sk.kt / sk.iters, last = ((tl + 1) * sk.kt - 1) / sk.iters;
+        if (last > first) {  // shared with the neighbouring block: publish, the last one sums
+          float* tile_parts = ws.partials + (split_slots_floats(main_blocks, splits) +
+                                             2 * static_cast<int64_t>(tl)) * WT::kPartialFloats;
+          WT::publish_partial(tile_parts + (b - first) * WT::kPartialFloats, acc);
+          if (!split_arrive_last(ws.counters + split_slots(main_blocks, splits) + tl, ws.tag,
+                                 last - first + 1))
+            continue;
+          WT::sum_partials(tile_parts, last - first + 1, acc);
+        }
+        WT::store_tile(ep, t.row0, t.col0, pos, acc);
+      }
+      return;
+    }
+  }
+
+  const int split = block % splits;
+  const TileCoord t = heavy_first_tile(block / splits, WT::kBM, WT::kBN, plan.m_main, plan.n_main,
+                                       m_tiles, n_tiles);
+  // Splits cut the full k-tiles evenly; the last one also takes the partial k-tile (k % kBK rows,
+  // multiplied step by step: mma_ksteps), so 1025 = 4 x 16 full k-tiles + 1 row, not 4 x 17.
+  const int kt0 = split * k_tiles_per_split;
+  const int k_tiles = split == splits - 1 ? ceil_div(k, kBK) - kt0 : k_tiles_per_split;
+  const int tail_steps = kLoop == Loop::kSplit && split == splits - 1 ? k % kBK : 0;
+  const bool active = WT::warp_active(pos, t.row0, t.col0, ep);
+  TileLoaders<kTN, kAT, kBT, kAVec, kBVec> ld(A, lda, B, ldb, ep, k, t, kt0);
+  WT::zero(acc);
+  multiply_k_tiles<kTN, kLoop, kStages>(ld, k_tiles, tail_steps, As, Bs, pos, active, acc);
   if (kLoop == Loop::kSplit && splits > 1) {  // split_k.cuh: publish; the last block sums
-    const int tile = static_cast<int>(blockIdx.x) / splits;
+    const int tile = block / splits;
     float* parts = ws.partials + static_cast<int64_t>(tile) * splits * WT::kPartialFloats;
     WT::publish_partial(parts + split * WT::kPartialFloats, acc);
     if (!split_arrive_last(ws.counters + tile, ws.tag, splits)) return;
@@ -307,7 +416,7 @@ __global__ void __launch_bounds__(256, kBlocksPerSm<kTN>)
 }
 
 using KernelFn = void (*)(const float*, int, const float*, int, Epilogue, int, int, int, int, int,
-                         int, strips::Plan, SplitWorkspace);
+                         int, StreamK, strips::Plan, SplitWorkspace);
 
 struct Picked {
   KernelFn f;
@@ -315,9 +424,10 @@ struct Picked {
   int smem;         // dynamic shared memory per block
 };
 
-template <int kTN, bool kAT, bool kBT, bool kAVec, bool kBVec, Loop kLoop, int kStages = 4>
+template <int kTN, bool kAT, bool kBT, bool kAVec, bool kBVec, Loop kLoop, int kStages = 4,
+          bool kStreamK = false>
 Picked prepared_f() {
-  KernelFn f = cp_async_kernel<kTN, kAT, kBT, kAVec, kBVec, kLoop, kStages>;
+  KernelFn f = cp_async_kernel<kTN, kAT, kBT, kAVec, kBVec, kLoop, kStages, kStreamK>;
   constexpr int kSmem = Cfg<kTN, kStages>::kSmemBytes;
   // Above 48 KB of dynamic shared memory a kernel must opt in. The carveout asks for just the
   // shared memory kBlocksPerSm blocks need and leaves the rest of the SM's 256 KB to L1: the
@@ -353,9 +463,16 @@ Picked prepared(Loop loop) {
 
 // The 16-byte loaders exist only where the operand's contiguous direction is the tile's rows
 // (A^T, B); av / bv: those rows are 16-byte aligned (as given, or after realignment).
+// sk: with a stream-k tail (planned only for the 128 x 256 tile over long k loops, unsplit).
 template <int kTN>
-Picked pick(bool at, bool bt, bool av, bool bv, Loop loop, bool deep) {
+Picked pick(bool at, bool bt, bool av, bool bv, Loop loop, bool deep, bool sk) {
   if constexpr (kTN == 4) {  // layouts and sizes as make_plan picks them; 8 stages on long k loops
+    if (sk) {
+      if (loop != Loop::kCarry) return {nullptr, cudaErrorNotSupported, 0};
+      if (!at && !bt) return prepared_f<4, false, false, false, true, Loop::kCarry, 8, true>();
+      if (!at) return prepared_f<4, false, true, false, false, Loop::kCarry, 8, true>();
+      return prepared_f<4, true, false, true, true, Loop::kCarry, 8, true>();
+    }
     if (at || bt) {  // NT, or TN with aligned rows: planned only for unsplit long k loops
       if (loop != Loop::kCarry) return {nullptr, cudaErrorNotSupported, 0};
       if (!at) return prepared_f<4, false, true, false, false, Loop::kCarry, 8>();
@@ -440,6 +557,7 @@ struct TileLaunch {
   TileGrid g;              // tiles of the main region
   int splits, per_split;   // depth splits actually used, k-tiles per split
   int main_blocks, blocks; // tile blocks (all splits), total grid (0: too large)
+  StreamK sk;              // the stream-k tail (sk.blocks == 0: none)
 };
 
 template <int kTN>
@@ -459,15 +577,34 @@ TileLaunch<kTN> plan_tiles(const GemmProblem& p, bool av, bool bv) {
   // Carrying fragments across k-tiles waits for one more tile up front: it pays off on long k
   // loops only (1024^3 in 4 splits of 16 k-tiles: 30.9 vs 33.8 TFLOP/s).
   const bool deep = L.per_split >= 64;
+  // A stream-k tail (see StreamK) when the last wave of tiles would leave > 20% of the run idle
+  // (2500^3: 200 tiles of 128 x 256 for 132 SMs, 24%; 3000^3: 288 tiles, 27%). Only for the
+  // 128 x 256 tile on long k loops, unsplit.
+  L.sk = StreamK{0, 0, 0, 0, 0};
+  const int64_t slots = static_cast<int64_t>(device_sm_count()) * kBlocksPerSm<kTN>;
+  if (kTN == 4 && L.splits == 1 && deep && tiles > slots && tiles % slots != 0) {
+    const int64_t waves = tiles / slots, rem = tiles % slots;
+    const double idle = static_cast<double>(slots - rem) / slots / (waves + 1);
+    const int kt = ceil_div(k, kBK);
+    const int64_t tail = slots + rem;  // the last full wave and the remainder
+    if (idle > 0.2 && tail * kt <= INT_MAX) {
+      L.sk.first_tile = static_cast<int>(tiles - tail);
+      L.sk.tiles = static_cast<int>(tail);
+      L.sk.blocks = static_cast<int>(slots);
+      L.sk.kt = kt;
+      L.sk.iters = ceil_div(static_cast<int>(tail * kt), static_cast<int>(slots));  // >= kt
+    }
+  }
   L.k = pick<kTN>(p.op_a == Op::T, p.op_b == Op::T, av, bv,
-                  L.splits > 1 ? Loop::kSplit : deep ? Loop::kCarry : Loop::kPlain, deep);
+                  L.splits > 1 ? Loop::kSplit : deep ? Loop::kCarry : Loop::kPlain, deep,
+                  L.sk.blocks > 0);
   // Split tiles mean a small problem that fills the SMs already: split the strips too, into
   // pieces of >= 4 strip k-tiles (128 deep), at most 8 (thin_strips.cuh).
   if (L.splits > 1)
     L.sp = strips::make_plan(m, n, k, WT::kBM, WT::kBN,
                              std::min(8, std::max(1, ceil_div(k, strips::kKT) / 4)));
-  const int64_t main_blocks = tiles * L.splits;
-  const int64_t blocks = main_blocks + L.sp.blocks();
+  const int64_t main_blocks = (tiles - L.sk.tiles) * L.splits;
+  const int64_t blocks = main_blocks + L.sk.blocks + L.sp.blocks();
   L.main_blocks = static_cast<int>(std::min<int64_t>(main_blocks, INT_MAX));
   L.blocks = blocks > INT_MAX ? 0 : static_cast<int>(blocks);
   return L;
@@ -479,15 +616,18 @@ cudaError_t launch_t(const GemmProblem& p, bool av, bool bv) {
   const TileLaunch<kTN> L = plan_tiles<kTN>(p, av, bv);
   if (L.k.err != cudaSuccess) return L.k.err;
   if (L.blocks == 0) return cudaErrorInvalidValue;
-  // Split-k scratch (split_k.cuh): tile partials, then strip partials; then the counters.
+  // Split-k scratch (split_k.cuh): split tile partials, stream-k partials, strip partials; then
+  // the counters in the same order.
   SplitWorkspace ws{nullptr, nullptr, 0};
   void* buf = nullptr;
-  if (L.splits > 1 || L.sp.splits > 1) {
-    const int64_t tiles = L.main_blocks / L.splits;
-    const int64_t strip_blocks = L.sp.blocks() / L.sp.splits;
-    const size_t floats = static_cast<size_t>(L.main_blocks) * WT::kPartialFloats +
-                          static_cast<size_t>(L.sp.blocks()) * strips::kPartialFloats;
-    const size_t counters = static_cast<size_t>(tiles + strip_blocks);
+  if (L.splits > 1 || L.sp.splits > 1 || L.sk.blocks > 0) {
+    const int64_t strip_slots = L.sp.splits > 1 ? L.sp.blocks() / L.sp.splits : 0;
+    const size_t floats =
+        static_cast<size_t>(split_slots_floats(L.main_blocks, L.splits) + 2 * L.sk.tiles) *
+            WT::kPartialFloats +
+        static_cast<size_t>(L.sp.splits > 1 ? L.sp.blocks() : 0) * strips::kPartialFloats;
+    const size_t counters =
+        static_cast<size_t>(split_slots(L.main_blocks, L.splits) + L.sk.tiles + strip_slots);
     if (cudaError_t e = workspace_alloc(
             &buf, floats * sizeof(float) + counters * sizeof(unsigned long long), p.stream);
         e != cudaSuccess)
@@ -499,7 +639,7 @@ cudaError_t launch_t(const GemmProblem& p, bool av, bool bv) {
   L.k.f<<<dim3(L.blocks), WT::kThreads, L.k.smem, p.stream>>>(
       static_cast<const float*>(p.A), static_cast<int>(p.lda), static_cast<const float*>(p.B),
       static_cast<int>(p.ldb), make_epilogue(p), static_cast<int>(p.k), L.g.m_tiles, L.g.n_tiles,
-      L.splits, L.per_split, L.main_blocks, L.sp, ws);
+      L.splits, L.per_split, L.main_blocks, L.sk, L.sp, ws);
   const cudaError_t e = cudaGetLastError();
   const cudaError_t ef = workspace_free(buf, p.stream);  // stream-ordered: after the kernel
   return e != cudaSuccess ? e : ef;
@@ -595,7 +735,8 @@ cudaError_t launch(const GemmProblem& p) {
 extern const KernelDesc kSimtCpAsyncMultistage = {
     "simt/13_cp_async_multistage", 13, "simt", "beyond the seeds",
     "cp.async 4-8 stage pipeline (16 B or 4 B copies by layout/alignment), 128x256 (8x16/thread) "
-    "or 128x128 (8x8/thread) blocks, grouped tile order, ordered split-k for small grids, thin "
+    "or 128x128 (8x8/thread) blocks, grouped tile order, ordered split-k for small grids, "
+    "stream-k tail for a badly filled last wave, thin "
     "edge strips as GEMV blocks, misaligned or transposed B copied once when cheap",
     kFP32, 80, 100, nullptr, launch, config};
 
