@@ -188,6 +188,24 @@ TEST(LargeShapes, Simt13StreamKTail) {
     }
 }
 
+// The Hopper kernels pad the rows of a 16-bit MN-major operand to 128 bytes when its rows are
+// only 16-byte aligned and the GEMM is large enough (sm90_host.cu, worth_padding): 3000^3 takes
+// that path for B in NN and for A in TN. The small shapes above never do.
+TEST(LargeShapes, Wgmma03PaddedRows) {
+  GEMMLAB_REQUIRE_GPU();
+  int major = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess);
+  if (major != 9) GTEST_SKIP() << "GPU test skipped: wgmma/03 needs sm_90";
+  for (Precision prec : {Precision::BF16, Precision::FP16})
+    for (Op a : {Op::N, Op::T}) {
+      const Case c{prec, {3000, 3000, 3000}, a, Op::N, 0, a == Op::N};
+      SCOPED_TRACE(case_name(c));
+      int ran = 0;
+      check_case(c, "wgmma/03_tma_wgmma_ws_persistent", &ran);
+      EXPECT_EQ(ran, 1);
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllKernels, KernelCase, ::testing::ValuesIn(all_cases()),
                          [](const ::testing::TestParamInfo<Case>& info) {
                            return case_name(info.param);

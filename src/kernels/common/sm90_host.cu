@@ -44,16 +44,18 @@ struct Plan {
 };
 
 // force_k_major: the operand must end up K-major (tf32 B, or any tf32 operand without the
-// register-A path), transposing it while packing if it is stored MN-major.
+// register-A path), transposing it while packing if it is stored MN-major. pad_rows: pack an
+// MN-major operand whose rows are 16-byte but not 128-byte aligned (see worth_padding).
 Plan plan_operand(const void* ptr, int64_t ld, bool k_major, int64_t mn, int64_t k, Precision prec,
-                  bool force_k_major) {
+                  bool force_k_major, bool pad_rows) {
   Plan pl;
   const int64_t eb = elem_bytes(prec);
   pl.in_place = {ptr, ld, mn, k, k_major};
   pl.stored_rows = k_major ? mn : k;
   pl.stored_cols = k_major ? k : mn;
   const bool aligned = reinterpret_cast<uintptr_t>(ptr) % 16 == 0 && (ld * eb) % 16 == 0;
-  if (aligned && (k_major || !force_k_major)) return pl;
+  const bool lines = reinterpret_cast<uintptr_t>(ptr) % 128 == 0 && (ld * eb) % 128 == 0;
+  if (aligned && (k_major || !force_k_major) && (k_major || lines || !pad_rows)) return pl;
   pl.pack = true;
   pl.transpose = !k_major && force_k_major;
   const bool out_k_major = k_major || pl.transpose;
@@ -94,11 +96,27 @@ Layout layout_of(const GemmProblem& p, bool tf32_register_a) {
   return l;
 }
 
+// A 16-bit MN-major operand (B in NN, A in TN) whose rows are not 128-byte aligned makes every
+// 128-byte TMA box row straddle two cache lines, and the kernel slows down far more than the
+// extra sectors suggest: bf16 NN 3000^3 ran at 334 TFLOP/s against 500 for 3008^3 and
+// 3000 x 3000 x 2048 at 369, while a K-major A with the same rows (2048 x 2048 x 3000) kept 99% of
+// cuBLAS (H100, 2026-11-22). Padding its rows to 128 bytes costs a read and a write of it; worth
+// it when that is well under the GEMM's own time (~600 TFLOP/s). tf32 is not affected (its NN
+// runs swapped, both operands K-major).
+bool worth_padding(const GemmProblem& p, int64_t rows, int64_t cols) {
+  if (p.precision != Precision::BF16 && p.precision != Precision::FP16) return false;
+  const double copy_s = 2.0 * 2.0 * static_cast<double>(rows) * cols / 2.5e12 + 3e-6;
+  const double gemm_s = 2.0 * static_cast<double>(p.m) * p.n * p.k / 600e12;
+  return copy_s < 0.3 * gemm_s;
+}
+
 Plan plan_a(const GemmProblem& p, const Layout& l) {
-  return plan_operand(p.A, p.lda, p.op_a == Op::N, p.m, p.k, p.precision, l.force_a);
+  return plan_operand(p.A, p.lda, p.op_a == Op::N, p.m, p.k, p.precision, l.force_a,
+                      worth_padding(p, p.k, p.m));
 }
 Plan plan_b(const GemmProblem& p, const Layout& l) {
-  return plan_operand(p.B, p.ldb, p.op_b == Op::T, p.n, p.k, p.precision, l.force_b);
+  return plan_operand(p.B, p.ldb, p.op_b == Op::T, p.n, p.k, p.precision, l.force_b,
+                      worth_padding(p, p.k, p.n));
 }
 
 }  // namespace
