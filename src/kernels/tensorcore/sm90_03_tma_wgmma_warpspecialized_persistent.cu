@@ -23,9 +23,10 @@
 //   8192^3: bf16 775.4 (99% of 785.5), fp16 738.8 (98% of 750.6), tf32 399.6 (98% of 408.3).
 //   4097^3 (operands packed to 128-byte rows inside the call): bf16 475.8 (3.54x cuBLAS 134.5),
 //           fp16 468.7 (3.46x of 135.6), tf32 267.4 (2.30x of 116.1).
-//   The committed report (docs/results/h100-tensorcore.md, 20:50 UTC the same day): 4096^3 bf16
-//   735 (99%), fp16 713 (98%), tf32 393 (99%); 8192^3 bf16 769 (99%), fp16 729 (98%), tf32 379
-//   (92%); 4097^3 3.6x, 3.5x, 2.3x.
+//   The committed report (docs/results/h100-tensorcore.md, 21:19 UTC the same day): 4096^3 bf16
+//   726 (98%), fp16 698 (97%), tf32 390 (98%); 8192^3 bf16 762 (99%), fp16 719 (98%), tf32 393
+//   (97%); 4097^3 3.5x, 3.5x, 2.3x. Weak where the 128 x 256 tiles fill the GPU badly (h100-odd:
+//   bf16 3000^3 406 vs 614, 288 tiles = 2.2 waves of 132; 5000^3 577 vs 653).
 // (Before the staged epilogue and edge loads: 4096^3 bf16 95%, fp16 96%, tf32 94%; 4097^3
 // tf32 2.03x.) kCluster = 2 (B multicast) passes the tests but ran at 42% of cuBLAS: parked at 1.
 #include <algorithm>
