@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <sstream>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -283,6 +284,34 @@ TEST(AutoKernel, PicksAKernelPerPrecision) {
     std::vector<float> out(m * n);
     ASSERT_EQ(cudaMemcpy(out.data(), cbuf.ptr, out.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
     EXPECT_LE(relative_error(out.data(), n, ref.data(), m, n), error_bound(prec));
+  }
+}
+
+// `auto` on sm_90, 16-bit: wgmma/03 steps back for grids of 128 x 256 tiles that would keep at
+// most half the SMs busy (wgmma/02 measured faster there), and leads everywhere else.
+TEST(AutoKernel, SmallGrids16BitTakeWgmma02) {
+  GEMMLAB_REQUIRE_GPU();
+  int major = 0, sms = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
+  if (major != 9 || sms < 64) GTEST_SKIP() << "GPU test skipped: needs sm_90 with >= 64 SMs";
+  struct Want {
+    int64_t m, n, k;
+    Precision prec;
+    const char* kernel;
+  };
+  const Want wants[] = {{1024, 1024, 1024, Precision::BF16, "wgmma/02_tma_wgmma_pipelined"},
+                        {1024, 1024, 1024, Precision::FP16, "wgmma/02_tma_wgmma_pipelined"},
+                        {1024, 1024, 1024, Precision::TF32, "wgmma/03_tma_wgmma_ws_persistent"},
+                        {4096, 4096, 64, Precision::BF16, "wgmma/03_tma_wgmma_ws_persistent"}};
+  for (const Want& w : wants) {
+    SCOPED_TRACE(std::to_string(w.m) + "x" + std::to_string(w.n) + " " + precision_name(w.prec));
+    const int eb = input_bytes(w.prec);
+    DeviceMem a(w.m * w.k * eb), b(w.k * w.n * eb), c(w.m * w.n * sizeof(float));
+    const char* name = auto_kernel_name(Op::N, Op::N, w.m, w.n, w.k, a.ptr, w.k, b.ptr, w.n,
+                                        c.as<float>(), w.n, w.prec);
+    ASSERT_NE(name, nullptr) << last_error_message();
+    EXPECT_STREQ(name, w.kernel);
   }
 }
 

@@ -143,9 +143,11 @@ Status validate(const GemmProblem& p, bool product, int* cc) {
 
 const KernelDesc* pick_auto(const GemmProblem& p, int cc) {
   const KernelDesc* best = nullptr;
+  int best_prio = 0;
   for (const KernelDesc& k : all_kernels()) {
     if (k.auto_priority <= 0 || kernel_cannot_run(k, p, cc) != nullptr) continue;
-    if (!best || k.auto_priority > best->auto_priority) best = &k;
+    const int prio = auto_priority_of(k, p);
+    if (!best || prio > best_prio) best = &k, best_prio = prio;
   }
   return best;
 }

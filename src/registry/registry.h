@@ -60,7 +60,16 @@ struct KernelDesc {
   const char* (*unsupported)(const GemmProblem& p);
   cudaError_t (*launch)(const GemmProblem& p);  // enqueue on p.stream; returns the launch error
   LaunchConfig (*config)(const GemmProblem& p);
+  // Optional: the kernel's `auto` priority for this problem, where it depends on the shape (a
+  // kernel that loses on small grids steps back there); nullptr: auto_priority. Only asked when
+  // auto_priority > 0.
+  int (*auto_priority_for)(const GemmProblem& p) = nullptr;
 };
+
+// The priority `auto` gives kernel k for problem p (see KernelDesc).
+inline int auto_priority_of(const KernelDesc& k, const GemmProblem& p) {
+  return k.auto_priority_for != nullptr ? k.auto_priority_for(p) : k.auto_priority;
+}
 
 const std::vector<KernelDesc>& all_kernels();
 const KernelDesc* find_kernel(std::string_view name);

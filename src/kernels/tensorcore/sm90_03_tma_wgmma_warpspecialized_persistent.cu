@@ -27,6 +27,10 @@
 //   726 (98%), fp16 698 (97%), tf32 390 (98%); 8192^3 bf16 762 (99%), fp16 719 (98%), tf32 393
 //   (97%); 4097^3 3.5x, 3.5x, 2.3x. Weak where the 128 x 256 tiles fill the GPU badly (h100-odd:
 //   bf16 3000^3 406 vs 614, 288 tiles = 2.2 waves of 132; 5000^3 577 vs 653).
+// Tried, measured slower, not kept: a stream-k tail like simt/13's (the last wave and the
+// remainder cut into equal k runs per CTA, shared tiles summed through a workspace): bf16 3000^3
+// 394 vs 406 TFLOP/s, 2500^3 288 vs 340, 5000^3 556 vs 577 (H100, 2026-11-22). At ~700 TFLOP/s
+// the CTAs draw ~8 TB/s from L2, and tail CTAs that no longer walk k together miss it.
 // (Before the staged epilogue and edge loads: 4096^3 bf16 95%, fp16 96%, tf32 94%; 4097^3
 // tf32 2.03x.) kCluster = 2 (B multicast) passes the tests but ran at 42% of cuBLAS: parked at 1.
 #include <algorithm>
@@ -351,12 +355,25 @@ cudaError_t launch(const GemmProblem& p) {
   });
 }
 
+// `auto` priority: below wgmma/02's (100) for 16-bit problems whose 128 x 256 tiles would keep
+// at most half the SMs busy, where the persistent kernel's fixed costs are not paid back (H100,
+// 2026-11-22, bf16 TFLOP/s, wgmma/02 vs 03: 1024^3 143 vs 119, 1408^3 (66 tiles) 277 vs 255,
+// 1024 x 1024 x 4096 200 vs 191; 1536^3 (72 tiles) 281 vs 311, 512 x 4096 x 4096 (64 tiles) 350
+// vs 363). tf32 keeps wgmma/03 everywhere (1024^3: 79 vs 69).
+int auto_priority(const GemmProblem& p) {
+  if (p.precision == Precision::BF16 || p.precision == Precision::FP16) {
+    const int64_t tiles = ((p.m + kBM - 1) / kBM) * ((p.n + kBN - 1) / kBN);
+    if (2 * tiles <= device_sm_count()) return 60;  // still above mma_sync/02 (50)
+  }
+  return 200;
+}
+
 }  // namespace
 
 extern const KernelDesc kWgmmaWarpSpecializedPersistent = {
     "wgmma/03_tma_wgmma_ws_persistent", 3, "wgmma", "beyond the seeds",
     "TMA producer warp + 2 consumer warpgroups (setmaxnreg 40/232), 4-stage mbarrier ring, "
     "128x256x64 tiles, persistent grouped scheduler",
-    kBF16 | kFP16 | kTF32, 90, 200, nullptr, launch, config};
+    kBF16 | kFP16 | kTF32, 90, 200, nullptr, launch, config, auto_priority};
 
 }  // namespace gemmlab
