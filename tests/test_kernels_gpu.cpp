@@ -207,6 +207,38 @@ TEST(LargeShapes, Wgmma03PaddedRows) {
     }
 }
 
+// wgmma/03 runs small deep grids stream-k (a tile's k-blocks spread over several CTAs, their
+// partials summed in order): 1024 x 1024 x 4096 has 32 tiles for 132 SMs, 1000 x 1000 x 4000 the
+// same with partial edge tiles. Checked against fp64 in 16-bit, both A layouts, tight and
+// misaligned (packed) rows; on an H100 SXM the launch must use 128 CTAs instead of 32.
+TEST(LargeShapes, Wgmma03StreamK) {
+  GEMMLAB_REQUIRE_GPU();
+  int major = 0, sms = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess);
+  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
+  if (major != 9) GTEST_SKIP() << "GPU test skipped: wgmma/03 needs sm_90";
+  const KernelDesc* kd = find_kernel("wgmma/03_tma_wgmma_ws_persistent");
+  ASSERT_NE(kd, nullptr);
+  if (sms == 132) {
+    GemmProblem p;
+    p.precision = Precision::BF16;
+    p.m = p.n = 1024, p.k = 4096;
+    p.A = p.B = p.C = reinterpret_cast<float*>(uintptr_t{1} << 20);  // only alignment is read
+    p.lda = 4096, p.ldb = p.ldc = 1024;
+    EXPECT_EQ(kd->config(p).grid.x, 128u);
+  }
+  for (Shape shape : {Shape{1024, 1024, 4096}, Shape{1000, 1000, 4000}})
+    for (Precision prec : {Precision::BF16, Precision::FP16})
+      for (Op a : {Op::N, Op::T})
+        for (int pad : {0, 3}) {
+          const Case c{prec, shape, a, Op::N, pad, pad == 0};
+          SCOPED_TRACE(case_name(c));
+          int ran = 0;
+          check_case(c, "wgmma/03_tma_wgmma_ws_persistent", &ran);
+          EXPECT_EQ(ran, 1);
+        }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllKernels, KernelCase, ::testing::ValuesIn(all_cases()),
                          [](const ::testing::TestParamInfo<Case>& info) {
                            return case_name(info.param);
@@ -288,7 +320,8 @@ TEST(AutoKernel, PicksAKernelPerPrecision) {
 }
 
 // `auto` on sm_90, 16-bit: wgmma/03 steps back for grids of 128 x 256 tiles that would keep at
-// most half the SMs busy (wgmma/02 measured faster there), and leads everywhere else.
+// most half the SMs busy and are too shallow for its stream-k (wgmma/02 measured faster there),
+// and leads everywhere else.
 TEST(AutoKernel, SmallGrids16BitTakeWgmma02) {
   GEMMLAB_REQUIRE_GPU();
   int major = 0, sms = 0;
@@ -303,7 +336,8 @@ TEST(AutoKernel, SmallGrids16BitTakeWgmma02) {
   const Want wants[] = {{1024, 1024, 1024, Precision::BF16, "wgmma/02_tma_wgmma_pipelined"},
                         {1024, 1024, 1024, Precision::FP16, "wgmma/02_tma_wgmma_pipelined"},
                         {1024, 1024, 1024, Precision::TF32, "wgmma/03_tma_wgmma_ws_persistent"},
-                        {4096, 4096, 64, Precision::BF16, "wgmma/03_tma_wgmma_ws_persistent"}};
+                        {4096, 4096, 64, Precision::BF16, "wgmma/03_tma_wgmma_ws_persistent"},
+                        {1024, 1024, 4096, Precision::BF16, "wgmma/03_tma_wgmma_ws_persistent"}};
   for (const Want& w : wants) {
     SCOPED_TRACE(std::to_string(w.m) + "x" + std::to_string(w.n) + " " + precision_name(w.prec));
     const int eb = input_bytes(w.prec);

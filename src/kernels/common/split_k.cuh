@@ -31,16 +31,17 @@ struct SplitWorkspace {
 // Host: a tag no earlier launch in this process used (a random 56-bit start, then counting up).
 unsigned long long next_split_tag();
 
-// Call after this block stored its partial (all threads reach it). Returns true in the block
-// that completes the slot; all of the slot's partials are then visible to it (use ld.cg loads:
-// L1 is not coherent across SMs).
-// splits <= 255.
-__device__ __forceinline__ bool split_arrive_last(unsigned long long* counter,
-                                                  unsigned long long tag, int splits) {
-  __shared__ int last;
+// Call after this group of threads stored its partial (all of them reach it; `bar` synchronizes
+// exactly them, `leader` is one of them, `flag` a shared int of this group). Returns true in the
+// group that completes the slot; all of the slot's partials are then visible to it (use ld.cg
+// loads: L1 is not coherent across SMs). splits <= 255.
+template <typename Bar>
+__device__ __forceinline__ bool split_arrive_last_group(unsigned long long* counter,
+                                                        unsigned long long tag, int splits,
+                                                        volatile int* flag, bool leader, Bar bar) {
   __threadfence();  // this thread's partial is visible device-wide before the counter moves
-  __syncthreads();
-  if (threadIdx.x == 0) {
+  bar();
+  if (leader) {
     unsigned long long seen = *reinterpret_cast<volatile unsigned long long*>(counter), old;
     int arrived;
     while (true) {
@@ -49,11 +50,20 @@ __device__ __forceinline__ bool split_arrive_last(unsigned long long* counter,
       if (old == seen) break;
       seen = old;
     }
-    last = arrived + 1 == splits;
+    *flag = arrived + 1 == splits;
   }
-  __syncthreads();
+  bar();
+  const bool last = *flag != 0;
   if (last) __threadfence();  // order the partial reads after the counter read
   return last;
+}
+
+// The same for a whole block.
+__device__ __forceinline__ bool split_arrive_last(unsigned long long* counter,
+                                                  unsigned long long tag, int splits) {
+  __shared__ int last;
+  return split_arrive_last_group(counter, tag, splits, &last, threadIdx.x == 0,
+                                 [] { __syncthreads(); });
 }
 
 // A block's partial accumulators, kN floats per thread (kN % 4 == 0), in a thread-private

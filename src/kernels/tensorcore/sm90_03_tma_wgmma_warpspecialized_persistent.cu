@@ -37,10 +37,13 @@
 // tf32 2.03x.) kCluster = 2 (B multicast) passes the tests but ran at 42% of cuBLAS: parked at 1.
 #include <algorithm>
 #include <type_traits>
+#include <utility>
 
 #include "kernels/common/device_props.h"
 #include "kernels/common/sm90.cuh"
 #include "kernels/common/sm90_host.h"
+#include "kernels/common/split_k.cuh"
+#include "kernels/common/workspace.h"
 
 namespace gemmlab {
 namespace {
@@ -91,6 +94,39 @@ constexpr int smem_bytes() {
   return {full_m * kCM, e * kBN};
 }
 
+// Stream-k for small grids: when the tiles cannot keep every SM busy (bf16 1536^3: 72 tiles of
+// 128 x 256 for 132 SMs), the grid's (tile, k-block) sequence is cut into one equal run per CTA,
+// across tile boundaries. A tile then has one or more contributors (consecutive CTAs); each
+// consumer warpgroup publishes its 64 x 256 partial, and the last to arrive sums them all in
+// contributor order (deterministic) and stores. Scratch: kMaxContrib partials per warpgroup half
+// of a tile, one counter per half (split_k.cuh).
+struct StreamK {
+  int ctas;   // CTAs sharing the work (0: no stream-k, one tile at a time)
+  int iters;  // k-blocks per CTA run
+  SplitWorkspace ws;
+};
+constexpr int kPartialFloats = 64 * kBN;  // one consumer warpgroup's accumulators
+constexpr int kMaxContrib = 8;            // contributors per tile at most (planned so)
+// Only the 16-bit kernels use it; the tf32 register-A variants have no registers to spare.
+template <typename T>
+constexpr bool kHasStreamK = sizeof(T) == 2;
+
+// Calls seg(tile, kb_begin, kb_end) for this CTA's work in order.
+template <bool kSk, typename Seg>
+__device__ __forceinline__ void for_each_segment(int cta, int ctas, int tiles, int num_kb,
+                                                 const StreamK& sk, Seg&& seg) {
+  if (!kSk || sk.ctas == 0) {
+    for (int tile = cta; tile < tiles; tile += ctas) seg(tile, 0, num_kb);
+    return;
+  }
+  const int end = min((cta + 1) * sk.iters, tiles * num_kb);
+  for (int it = cta * sk.iters; it < end;) {
+    const int tile = it / num_kb, kb = it % num_kb, ke = min(num_kb, kb + (end - it));
+    seg(tile, kb, ke);
+    it += ke - kb;
+  }
+}
+
 // kSwapped: the kernel computes C^T (see PreparedOperands) and stores its result transposed.
 template <typename T, bool kAK, bool kBK, bool kSwapped>
 __global__ void __launch_bounds__(kThreads, 1)
@@ -98,7 +134,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                          const __grid_constant__ CUtensorMap map_b,
                          const __grid_constant__ CUtensorMap map_a_edge,
                          const __grid_constant__ CUtensorMap map_b_edge, Epilogue ep, int k, int rows,
-                         int cols, int m_tiles, int n_tiles) {
+                         int cols, int m_tiles, int n_tiles, StreamK sk) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using TileT = Tile<T, kAK, kBK>;
   // tf32 with an MN-major A: A goes shared memory -> registers -> wgmma (see StageTile).
@@ -110,6 +146,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   uint64_t* full =
       reinterpret_cast<uint64_t*>(smem + kStages * TileT::kBytes + 2 * kStagedEpilogueBytes);
   uint64_t* empty = full + kStages;
+  __shared__ int sk_last[2];  // per consumer warpgroup: "arrived last at a shared tile"
 
   const int wg = threadIdx.x / 128;
   const int num_kb = ceil_div(k, TileT::kBK);
@@ -148,14 +185,15 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (threadIdx.x == 0) {
       int s = 0;
       uint32_t phase = 0;
-      for (int tile = cluster; tile < tiles; tile += clusters) {
+      for_each_segment<kHasStreamK<T>>(cluster, clusters, tiles, num_kb, sk, [&](int tile, int kb0,
+                                                                                int kb1) {
         TileCoord tc = tile_of(tile, rows, cols, m_tiles, n_tiles);
         tc.row0 += kBM * rank;  // past the end for a CTA without rows: zero-filled, not stored
         const bool edge_a = rows - tc.row0 <= TileT::kEdgeRows;
         const bool edge_b = cols - tc.col0 <= TileT::kEdgeRows;
         const uint32_t bytes = (edge_a ? TileT::kAEdgeBytes : TileT::kABytes) +
                                (edge_b ? TileT::kBEdgeBytes : TileT::kBBytes);
-        for (int kb = 0; kb < num_kb; ++kb) {
+        for (int kb = kb0; kb < kb1; ++kb) {
           // Wait until all consumers of the cluster released this slot. On the first pass the
           // wait is for the phase before the barrier's first one, which counts as complete.
           mbar_wait(&empty[s], phase ^ 1);
@@ -174,7 +212,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                           kBN / kCluster, (1u << kCluster) - 1);
           if (++s == kStages) s = 0, phase ^= 1;
         }
-      }
+      });
     }
   } else {
     // ---- consumers: warpgroup cw owns rows [64 cw, 64 cw + 64) of each 128 x 256 tile ----
@@ -185,7 +223,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     float d[kBN / 2];
     int s = 0;
     uint32_t phase = 0;
-    for (int tile = cluster; tile < tiles; tile += clusters) {
+    for_each_segment<kHasStreamK<T>>(cluster, clusters, tiles, num_kb, sk, [&](int tile, int kb0,
+                                                                              int kb1) {
       TileCoord tc = tile_of(tile, rows, cols, m_tiles, n_tiles);
       tc.row0 += kBM * rank;
       // Edge tiles: a warpgroup whose 64 rows are all past the end only keeps the ring moving;
@@ -197,15 +236,15 @@ __global__ void __launch_bounds__(kThreads, 1)
       auto mainloop = [&](auto narrow_tag) {
         constexpr bool kNarrow = decltype(narrow_tag)::value;
         if constexpr (!kRegisterA) {
-          for (int kb = 0; kb < num_kb; ++kb) {
+          for (int kb = kb0; kb < kb1; ++kb) {
             mbar_wait(&full[s], phase);
             wgmma_fence();
-            TileT::template mma<kNarrow>(d, smem_base + s * TileT::kBytes, cw, kb > 0);
+            TileT::template mma<kNarrow>(d, smem_base + s * TileT::kBytes, cw, kb > kb0);
             wgmma_commit();
             // Keep this k-block's wgmmas in flight; the previous block's have retired, so its
             // stage can go back to the producer.
             wgmma_wait<1>();
-            if (kb > 0 && signals) release(prev);
+            if (kb > kb0 && signals) release(prev);
             prev = s;
             if (++s == kStages) s = 0, phase ^= 1;
           }
@@ -224,19 +263,19 @@ __global__ void __launch_bounds__(kThreads, 1)
           auto step = [&](uint32_t(&cur)[TileT::kKSteps * 4],
                           uint32_t(&other)[TileT::kKSteps * 4], int kb) {
             wgmma_fence();
-            TileT::template mma_rs<kNarrow>(d, cur, smem_base + s * TileT::kBytes, kb > 0);
+            TileT::template mma_rs<kNarrow>(d, cur, smem_base + s * TileT::kBytes, kb > kb0);
             wgmma_commit();
             wgmma_wait<1>();
             fence_operand(other);
-            if (kb > 0 && signals) release(prev);
+            if (kb > kb0 && signals) release(prev);
             prev = s;
             if (++s == kStages) s = 0, phase ^= 1;
-            if (kb + 1 < num_kb) load(other);  // same slot/phase the next step will use
+            if (kb + 1 < kb1) load(other);  // same slot/phase the next step will use
           };
           load(a0);
-          for (int kb = 0; kb < num_kb; kb += 2) {
+          for (int kb = kb0; kb < kb1; kb += 2) {
             step(a0, a1, kb);
-            if (kb + 1 < num_kb) step(a1, a0, kb + 1);
+            if (kb + 1 < kb1) step(a1, a0, kb + 1);
           }
           wgmma_wait<0>();
           fence_operand(a0);
@@ -244,18 +283,57 @@ __global__ void __launch_bounds__(kThreads, 1)
         }
       };
       if (!active) {
-        for (int kb = 0; kb < num_kb; ++kb) {
+        for (int kb = kb0; kb < kb1; ++kb) {
           mbar_wait(&full[s], phase);
           if (signals) release(s);
           if (++s == kStages) s = 0, phase ^= 1;
         }
-        continue;
+        return;
       }
       if (narrow) mainloop(std::true_type{});
       else mainloop(std::false_type{});
       wgmma_wait<0>();
       fence_operand(d);
       if (signals) release(prev);
+      if constexpr (kHasStreamK<T>) {
+        const int first = tile * num_kb / max(sk.iters, 1);
+        const int last = ((tile + 1) * num_kb - 1) / max(sk.iters, 1);
+        if (sk.ctas > 0 && last > first) {  // shared: publish, the last to arrive sums in order
+          const int half = 2 * tile + cw, n = last - first + 1;
+          float* parts = sk.ws.partials + static_cast<int64_t>(half) * kMaxContrib * kPartialFloats;
+          const int t = threadIdx.x % 128;
+          float4* mine = reinterpret_cast<float4*>(parts + (cluster - first) * kPartialFloats) + t;
+#pragma unroll
+          for (int q = 0; q < kBN / 8; ++q)
+            __stcg(mine + q * 128, make_float4(d[4 * q], d[4 * q + 1], d[4 * q + 2], d[4 * q + 3]));
+          if (!split_arrive_last_group(sk.ws.counters + half, sk.ws.tag, n, &sk_last[cw], t == 0,
+                                       [&] { warpgroup_bar(1 + cw); }))
+            return;
+          // In contributor order: partial 0 straight into d, the others added 8 float4 loads at
+          // a time (d already fills the registers).
+          const float4* src = reinterpret_cast<const float4*>(parts) + t;
+#pragma unroll
+          for (int q = 0; q < kBN / 8; ++q) {
+            const float4 v = __ldcg(src + q * 128);
+            d[4 * q] = v.x, d[4 * q + 1] = v.y, d[4 * q + 2] = v.z, d[4 * q + 3] = v.w;
+          }
+#pragma unroll 1
+          for (int c = 1; c < n; ++c) {
+            src += kPartialFloats / 4;
+#pragma unroll
+            for (int q0 = 0; q0 < kBN / 8; q0 += 8) {
+              float4 v[8];
+#pragma unroll
+              for (int q = 0; q < 8; ++q) v[q] = __ldcg(src + (q0 + q) * 128);
+#pragma unroll
+              for (int q = 0; q < 8; ++q) {
+                float* acc = &d[4 * (q0 + q)];
+                acc[0] += v[q].x, acc[1] += v[q].y, acc[2] += v[q].z, acc[3] += v[q].w;
+              }
+            }
+          }
+        }
+      }
       // The rows (within the warpgroup's 64) this thread's accumulators hold.
       const int row_lo = kRegisterA ? TileT::register_a_row(0) : fragment_row(0);
       const int row_hi = kRegisterA ? TileT::register_a_row(1) : fragment_row(1);
@@ -270,12 +348,35 @@ __global__ void __launch_bounds__(kThreads, 1)
       } else {
         store_fragment<kBN>(ep, d, row0 + row_lo, row0 + row_hi, tc.col0);
       }
-    }
+    });
   }
   // No CTA may exit while another one of its cluster can still multicast into its shared memory
   // or arrive on its barriers.
   if constexpr (kCluster > 1) cluster_sync();
 #endif
+}
+
+// Stream-k pays when the SMs it brings in outweigh the partial sums it adds (each shared tile
+// writes and reads 128 KB per contributor). Measured (bf16, H100, 2026-11-22, TFLOP/s without ->
+// with): 1024 x 1024 x 4096 192 -> 275, 512 x 4096 x 4096 369 -> 414, 4096 x 512 x 4096 366 -> 402,
+// but 1024^3 120 -> 92, 1536^3 312 -> 200, 1792^3 436 -> 297. Model fitted to those: the gain
+// grows with k (1 - tiles / ctas), the cost with the contributors per tile, ~ctas / tiles + 1.
+bool stream_k_pays(int64_t tiles, int64_t k, int ctas) {
+  if (tiles >= ctas || tiles <= 0) return false;
+  const double fill = static_cast<double>(tiles) / ctas;
+  return static_cast<double>(k) * (1.0 - fill) > 400.0 * (1.0 / fill + 1.0);
+}
+
+// The stream-k split of `tiles` tiles of num_kb k-blocks over at most max_ctas CTAs (16-bit
+// kernels only): {ctas, iters}, or {0, 0} for one tile at a time. Every run spans >= 4 k-blocks
+// (the pipeline's depth) and no tile has more than kMaxContrib contributors.
+std::pair<int, int> plan_stream_k(bool half_precision, int tiles, int64_t k, int num_kb,
+                                  int max_ctas) {
+  if (kCluster != 1 || !half_precision || !stream_k_pays(tiles, k, max_ctas)) return {0, 0};
+  const int64_t total = static_cast<int64_t>(tiles) * num_kb;
+  const int iters = static_cast<int>((total + max_ctas - 1) / max_ctas);
+  if (iters < 4 || (num_kb + iters - 1) / iters + 1 > kMaxContrib) return {0, 0};
+  return {static_cast<int>((total + iters - 1) / iters), iters};
 }
 
 // Calls f(bool_constant<swapped>) for a kernel of a and b's majorness; only tf32 with an
@@ -302,7 +403,12 @@ LaunchConfig config(const GemmProblem& p) {
   TileGrid tg = make_tile_grid(p, kBM, kBN);
   if (kl.swapped) std::swap(tg.m_tiles, tg.n_tiles);
   const int cluster_tiles = ceil_div(tg.m_tiles, kCluster) * tg.n_tiles;
-  c.grid = dim3(static_cast<unsigned>(kCluster * std::min(cluster_tiles, device_sm_count() / kCluster)));
+  const int max_ctas = device_sm_count() / kCluster;
+  const bool half = p.precision == Precision::BF16 || p.precision == Precision::FP16;
+  const int k_blocks = ceil_div(static_cast<int>(p.k), 128 / (half ? 2 : 4));
+  const int sk_ctas = plan_stream_k(half, cluster_tiles, p.k, k_blocks, max_ctas).first;
+  c.grid = dim3(static_cast<unsigned>(
+      kCluster * (sk_ctas > 0 ? sk_ctas : std::min(cluster_tiles, max_ctas))));
   c.block = dim3(kThreads);
   return c;
 }
@@ -340,9 +446,35 @@ cudaError_t launch_typed(const GemmProblem& p, const PreparedOperands& ops) {
     }
     return n;
   }();
-  cfg.gridDim = dim3(static_cast<unsigned>(kCluster * std::min(m_tiles * n_tiles, max_clusters)));
-  return cudaLaunchKernelEx(&cfg, kern, map_a, map_b, map_a_edge, map_b_edge, make_epilogue(p),
-                            static_cast<int>(p.k), rows, cols, m_tiles, n_tiles);
+  const int tiles = m_tiles * n_tiles;
+  int ctas = std::min(tiles, max_clusters);
+  // Stream-k (see StreamK) where it pays (stream_k_pays) and every run still spans >= 4
+  // k-blocks (the pipeline's depth).
+  StreamK sk{0, 0, {nullptr, nullptr, 0}};
+  const auto [sk_ctas, sk_iters] = plan_stream_k(
+      kHasStreamK<T>, tiles, p.k, ceil_div(static_cast<int>(p.k), TileT::kBK), max_clusters);
+  {
+    if (sk_ctas > 0) {
+      sk.ctas = sk_ctas, sk.iters = sk_iters, ctas = sk_ctas;
+      const size_t floats = static_cast<size_t>(tiles) * 2 * kMaxContrib * kPartialFloats;
+      void* buf = nullptr;
+      if (cudaError_t e2 = workspace_alloc(
+              &buf, floats * sizeof(float) + static_cast<size_t>(tiles) * 2 * 8, p.stream);
+          e2 != cudaSuccess)
+        return e2;
+      sk.ws = {static_cast<float*>(buf),
+               reinterpret_cast<unsigned long long*>(static_cast<float*>(buf) + floats),
+               next_split_tag()};
+    }
+  }
+  cfg.gridDim = dim3(static_cast<unsigned>(kCluster * ctas));
+  e = cudaLaunchKernelEx(&cfg, kern, map_a, map_b, map_a_edge, map_b_edge, make_epilogue(p),
+                         static_cast<int>(p.k), rows, cols, m_tiles, n_tiles, sk);
+  if (sk.ws.partials != nullptr) {
+    const cudaError_t ef = workspace_free(sk.ws.partials, p.stream);  // after the kernel
+    if (e == cudaSuccess) e = ef;
+  }
+  return e;
 }
 
 cudaError_t launch(const GemmProblem& p) {
@@ -358,14 +490,18 @@ cudaError_t launch(const GemmProblem& p) {
 }
 
 // `auto` priority: below wgmma/02's (100) for 16-bit problems whose 128 x 256 tiles would keep
-// at most half the SMs busy, where the persistent kernel's fixed costs are not paid back (H100,
+// at most half the SMs busy and that are too shallow for stream-k, where the persistent kernel's
+// fixed costs are not paid back (H100,
 // 2026-11-22, bf16 TFLOP/s, wgmma/02 vs 03: 1024^3 143 vs 119, 1408^3 (66 tiles) 277 vs 255,
 // 1024 x 1024 x 4096 200 vs 191; 1536^3 (72 tiles) 281 vs 311, 512 x 4096 x 4096 (64 tiles) 350
 // vs 363). tf32 keeps wgmma/03 everywhere (1024^3: 79 vs 69).
 int auto_priority(const GemmProblem& p) {
   if (p.precision == Precision::BF16 || p.precision == Precision::FP16) {
     const int64_t tiles = ((p.m + kBM - 1) / kBM) * ((p.n + kBN - 1) / kBN);
-    if (2 * tiles <= device_sm_count()) return 60;  // still above mma_sync/02 (50)
+    const int k_blocks = ceil_div(static_cast<int>(p.k), 64);  // 16-bit: 64 per stage
+    if (2 * tiles <= device_sm_count() &&
+        plan_stream_k(true, static_cast<int>(tiles), p.k, k_blocks, device_sm_count()).first == 0)
+      return 60;  // still above mma_sync/02 (50)
   }
   return 200;
 }
