@@ -70,10 +70,12 @@ __device__ __forceinline__ bool split_arrive_last(unsigned long long* counter,
 // layout: float4 number q of thread tid at part[q * kThreads + tid]. Stores and loads are fully
 // coalesced and the block that sums reads back exactly the elements its own threads hold, so
 // any accumulator layout (FFMA tiles, wgmma fragments) works unchanged.
+// tid: this thread's index in the group of kThreads that owns the partial (the block by default).
 template <int kThreads, int kN>
-__device__ __forceinline__ void split_publish(float* part, const float (&acc)[kN]) {
+__device__ __forceinline__ void split_publish(float* part, const float (&acc)[kN],
+                                              int tid = static_cast<int>(threadIdx.x)) {
   static_assert(kN % 4 == 0, "whole float4s");
-  float4* p4 = reinterpret_cast<float4*>(part) + threadIdx.x;
+  float4* p4 = reinterpret_cast<float4*>(part) + tid;
 #pragma unroll
   for (int q = 0; q < kN / 4; ++q)
     __stcg(p4 + q * kThreads,
@@ -86,8 +88,8 @@ __device__ __forceinline__ void split_publish(float* part, const float (&acc)[kN
 // kernel at its register cap into spills.
 template <int kThreads, int kN>
 __device__ __forceinline__ void split_sum(const float* parts, int splits, int64_t partial_floats,
-                                          float (&acc)[kN]) {
-  const float4* p4 = reinterpret_cast<const float4*>(parts) + threadIdx.x;
+                                          float (&acc)[kN], int tid = static_cast<int>(threadIdx.x)) {
+  const float4* p4 = reinterpret_cast<const float4*>(parts) + tid;
 #pragma unroll
   for (int q = 0; q < kN / 4; ++q) {
     const float4 v = __ldcg(p4 + q * kThreads);
