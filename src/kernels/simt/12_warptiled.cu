@@ -13,9 +13,9 @@
 // they are 8 of ~600 instructions per thread, and scalar loads need no alignment, so odd ld and
 // odd sizes run the same code as aligned ones.
 // Seed: beyond the seeds (000's "what's next": double buffering; warp tiling as in CUTLASS).
-// Measured (H100 SXM, gemm-bench, 2026-11-22 21:18 UTC, same run as cuBLAS SGEMM; h100-ladder and
+// Measured (H100 SXM, gemm-bench, 2026-11-22 21:43 UTC, same run as cuBLAS SGEMM; h100-ladder and
 // h100-large), fp32 NN TFLOP/s (% cuBLAS): 1024^3 16.7 (49%), 1025^3 16.3 (54%), 2048^3 39.3
-//   (80%), 4096^3 40.6 (79%), 4097^3 37.8 (86%), 8192^3 41.0 (79%). 128 registers, no spills,
+//   (80%), 4096^3 40.9 (79%), 4097^3 37.8 (86%), 8192^3 41.0 (79%). 128 registers, no spills,
 //   16.5 KB shared, 2 blocks/SM. What limits it: the loads of the next tile are waited for once
 //   per k-tile (no deeper pipeline), and BK = 8 leaves a barrier per 512 FFMA; 1024^3 has only 64
 //   tiles for 132 SMs.

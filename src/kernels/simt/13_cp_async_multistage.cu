@@ -44,10 +44,10 @@
 //    their shared writes fall in distinct banks thanks to the 4-float row skew.
 // Out-of-range elements are zero-filled by cp.async (src-size 0); the epilogue is guarded.
 // Seed: beyond the seeds.
-// Measured (H100 SXM, gemm-bench 2026-11-22 21:18 UTC, same run as cuBLAS SGEMM), fp32 TFLOP/s
-// (% cuBLAS): NN 1024^3 33.8 (98%), 1025^3 30.8 (101%), 2048^3 46.9 (95%), 4096^3 49.7 (96%),
-//   4097^3 48.0 (109%), 8192^3 50.2 (97%); 8192^3 NT 49.6 (97%), TN 50.4 (94%), TT 49.8 (98%);
-//   1537^3 34.4 (101%), 2500^3 39.0 (89%), 3000^3 39.7 (92%), 5000^3 48.9 (106%).
+// Measured (H100 SXM, gemm-bench 2026-11-22 21:43 UTC, same run as cuBLAS SGEMM), fp32 TFLOP/s
+// (% cuBLAS): NN 1024^3 33.8 (99%), 1025^3 30.7 (102%), 2048^3 47.1 (95%), 4096^3 50.0 (97%),
+//   4097^3 48.0 (109%), 8192^3 50.2 (97%); 8192^3 NT 49.6 (97%), TN 50.6 (95%), TT 50.0 (99%);
+//   1537^3 34.5 (100%), 2500^3 40.7 (93%), 3000^3 40.9 (94%), 5000^3 49.0 (106%).
 //   Tables: docs/results/h100-ladder.md, h100-large.md, h100-odd.md.
 // What limits it: FFMA is ~87% of the main-loop instructions (1024 FFMA, 64 LDS.128, ~90 other
 // per k-tile at 8 x 8), no spills, few bank conflicts (ncu at 4096^3: FMA pipe 77% of peak while

@@ -26,10 +26,11 @@
 //   8192^3: bf16 775.4 (99% of 785.5), fp16 738.8 (98% of 750.6), tf32 399.6 (98% of 408.3).
 //   4097^3 (operands packed to 128-byte rows inside the call): bf16 475.8 (3.54x cuBLAS 134.5),
 //           fp16 468.7 (3.46x of 135.6), tf32 267.4 (2.30x of 116.1).
-//   The committed report (docs/results/h100-tensorcore.md, 21:19 UTC the same day): 4096^3 bf16
-//   726 (98%), fp16 698 (97%), tf32 390 (98%); 8192^3 bf16 762 (99%), fp16 719 (98%), tf32 393
-//   (97%); 4097^3 3.5x, 3.5x, 2.3x. Weak where the 128 x 256 tiles fill the GPU badly (h100-odd:
-//   bf16 3000^3 406 vs 614, 288 tiles = 2.2 waves of 132; 5000^3 577 vs 653).
+//   The committed report (docs/results/h100-tensorcore.md, 21:43 UTC the same day): 4096^3 bf16
+//   732 (99%), fp16 711 (99%), tf32 393 (99%); 8192^3 bf16 773 (99%), fp16 734 (98%), tf32 397
+//   (96%); 4097^3 3.6x, 3.6x, 2.3x. Weak where the 128 x 256 tiles fill the GPU badly (h100-odd:
+//   bf16 3000^3 408 vs 620, 288 tiles = 2.2 waves of 132; 5000^3 580 vs 654; 1024 x 1024 x 4096
+//   273 vs 448 even with stream-k).
 // Tried, measured slower, not kept: a stream-k tail like simt/13's (the last wave and the
 // remainder cut into equal k runs per CTA, shared tiles summed through a workspace): bf16 3000^3
 // 394 vs 406 TFLOP/s, 2500^3 288 vs 340, 5000^3 556 vs 577 (H100, 2026-11-22). At ~700 TFLOP/s
