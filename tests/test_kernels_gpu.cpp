@@ -147,18 +147,38 @@ TEST_P(KernelCase, MatchesFp64Reference) {
     GTEST_SKIP() << "no registered kernel supports " << precision_name(GetParam().precision);
 }
 
+// Runs the one kernel `name` on case c against fp64; it must have run.
+void check_kernel(const Case& c, const char* name) {
+  SCOPED_TRACE(case_name(c));
+  int ran = 0;
+  check_case(c, name, &ran);
+  EXPECT_EQ(ran, 1);
+}
+
+// The grid kernel `name` would launch for an m x n x k NN problem with tight leading dimensions
+// (pointers only matter for their alignment), or 0 where the device is not an H100 SXM (132 SMs),
+// the only one whose grids the tests pin down.
+unsigned h100_grid(const char* name, Precision prec, int64_t m, int64_t n, int64_t k) {
+  int sms = 0;
+  if (cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) != cudaSuccess || sms != 132)
+    return 0;
+  const KernelDesc* kd = find_kernel(name);
+  if (kd == nullptr) return 0;
+  GemmProblem p;
+  p.precision = prec, p.m = m, p.n = n, p.k = k;
+  p.A = p.B = p.C = reinterpret_cast<float*>(uintptr_t{1} << 20);
+  p.lda = k, p.ldb = p.ldc = n;
+  return kd->config(p).grid.x;
+}
+
 // simt/13 copies B^T transposed (and runs NT as NN, TT as TN) only when the copy is cheap next to
 // the GEMM, so the small shapes above never take that path; 2048^3 does.
 TEST(LargeShapes, Simt13TransposedBCopy) {
   GEMMLAB_REQUIRE_GPU();
   for (Op a : {Op::N, Op::T})
-    for (int pad : {0, 3}) {
-      const Case c{Precision::FP32, {2048, 2048, 2048}, a, Op::T, pad, pad == 0};
-      SCOPED_TRACE(case_name(c));
-      int ran = 0;
-      check_case(c, "simt/13_cp_async_multistage", &ran);
-      EXPECT_EQ(ran, 1);
-    }
+    for (int pad : {0, 3})
+      check_kernel({Precision::FP32, {2048, 2048, 2048}, a, Op::T, pad, pad == 0},
+                   "simt/13_cp_async_multistage");
 }
 
 // simt/13 gives the last wave of 128 x 256 tiles a stream-k tail when that wave would leave many
@@ -168,25 +188,12 @@ TEST(LargeShapes, Simt13TransposedBCopy) {
 // per SM instead of one per tile).
 TEST(LargeShapes, Simt13StreamKTail) {
   GEMMLAB_REQUIRE_GPU();
-  const KernelDesc* kd = find_kernel("simt/13_cp_async_multistage");
-  ASSERT_NE(kd, nullptr);
-  int sms = 0;
-  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
-  if (sms == 132) {
-    GemmProblem p;
-    p.m = p.n = 2500, p.k = 1024;
-    p.A = p.B = p.C = reinterpret_cast<float*>(uintptr_t{1} << 20);  // only alignment is read
-    p.lda = p.ldb = p.ldc = 2500;
-    EXPECT_EQ(kd->config(p).grid.x, 132u);
-  }
+  const char* kName = "simt/13_cp_async_multistage";
+  if (const unsigned grid = h100_grid(kName, Precision::FP32, 2500, 2500, 1024))
+    EXPECT_EQ(grid, 132u);
   for (auto [a, b] : {std::pair{Op::N, Op::N}, {Op::N, Op::T}, {Op::T, Op::N}})
-    for (int pad : {0, 3}) {
-      const Case c{Precision::FP32, {2500, 2500, 1024}, a, b, pad, pad != 0};
-      SCOPED_TRACE(case_name(c));
-      int ran = 0;
-      check_case(c, "simt/13_cp_async_multistage", &ran);
-      EXPECT_EQ(ran, 1);
-    }
+    for (int pad : {0, 3})
+      check_kernel({Precision::FP32, {2500, 2500, 1024}, a, b, pad, pad != 0}, kName);
 }
 
 // The Hopper kernels pad the rows of a 16-bit MN-major operand to 128 bytes when its rows are
@@ -198,13 +205,9 @@ TEST(LargeShapes, Wgmma03PaddedRows) {
   ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess);
   if (major != 9) GTEST_SKIP() << "GPU test skipped: wgmma/03 needs sm_90";
   for (Precision prec : {Precision::BF16, Precision::FP16})
-    for (Op a : {Op::N, Op::T}) {
-      const Case c{prec, {3000, 3000, 3000}, a, Op::N, 0, a == Op::N};
-      SCOPED_TRACE(case_name(c));
-      int ran = 0;
-      check_case(c, "wgmma/03_tma_wgmma_ws_persistent", &ran);
-      EXPECT_EQ(ran, 1);
-    }
+    for (Op a : {Op::N, Op::T})
+      check_kernel({prec, {3000, 3000, 3000}, a, Op::N, 0, a == Op::N},
+                   "wgmma/03_tma_wgmma_ws_persistent");
 }
 
 // wgmma/03 runs small deep grids stream-k (a tile's k-blocks spread over several CTAs, their
@@ -213,30 +216,16 @@ TEST(LargeShapes, Wgmma03PaddedRows) {
 // misaligned (packed) rows; on an H100 SXM the launch must use 128 CTAs instead of 32.
 TEST(LargeShapes, Wgmma03StreamK) {
   GEMMLAB_REQUIRE_GPU();
-  int major = 0, sms = 0;
+  int major = 0;
   ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess);
-  ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0), cudaSuccess);
   if (major != 9) GTEST_SKIP() << "GPU test skipped: wgmma/03 needs sm_90";
-  const KernelDesc* kd = find_kernel("wgmma/03_tma_wgmma_ws_persistent");
-  ASSERT_NE(kd, nullptr);
-  if (sms == 132) {
-    GemmProblem p;
-    p.precision = Precision::BF16;
-    p.m = p.n = 1024, p.k = 4096;
-    p.A = p.B = p.C = reinterpret_cast<float*>(uintptr_t{1} << 20);  // only alignment is read
-    p.lda = 4096, p.ldb = p.ldc = 1024;
-    EXPECT_EQ(kd->config(p).grid.x, 128u);
-  }
+  const char* kName = "wgmma/03_tma_wgmma_ws_persistent";
+  if (const unsigned grid = h100_grid(kName, Precision::BF16, 1024, 1024, 4096))
+    EXPECT_EQ(grid, 128u);
   for (Shape shape : {Shape{1024, 1024, 4096}, Shape{1000, 1000, 4000}})
     for (Precision prec : {Precision::BF16, Precision::FP16})
       for (Op a : {Op::N, Op::T})
-        for (int pad : {0, 3}) {
-          const Case c{prec, shape, a, Op::N, pad, pad == 0};
-          SCOPED_TRACE(case_name(c));
-          int ran = 0;
-          check_case(c, "wgmma/03_tma_wgmma_ws_persistent", &ran);
-          EXPECT_EQ(ran, 1);
-        }
+        for (int pad : {0, 3}) check_kernel({prec, shape, a, Op::N, pad, pad == 0}, kName);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllKernels, KernelCase, ::testing::ValuesIn(all_cases()),
