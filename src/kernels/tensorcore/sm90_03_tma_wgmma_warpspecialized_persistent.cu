@@ -34,7 +34,9 @@
 // Tried, measured slower, not kept: a stream-k tail like simt/13's (the last wave and the
 // remainder cut into equal k runs per CTA, shared tiles summed through a workspace): bf16 3000^3
 // 394 vs 406 TFLOP/s, 2500^3 288 vs 340, 5000^3 556 vs 577 (H100, 2026-11-22). At ~700 TFLOP/s
-// the CTAs draw ~8 TB/s from L2, and tail CTAs that no longer walk k together miss it. Nor
+// the CTAs draw ~8 TB/s from L2, and tail CTAs that no longer walk k together miss it. Stream-k
+// over only the remainder after the full waves: 3000^3 408 -> 440, but 2500^3 338 -> 316 and
+// 5000^3 580 -> 560, with no rule found that separates them from three points. Nor
 // 128 x 128 tiles where they balance the waves better: per tile they run at ~82% of 128 x 256
 // (bf16 4096^3 596 vs 722), which more than eats the gain (3000^3 343 vs 406, 5000^3 397 vs 578).
 // (Before the staged epilogue and edge loads: 4096^3 bf16 95%, fp16 96%, tf32 94%; 4097^3
