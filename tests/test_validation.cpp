@@ -71,6 +71,24 @@ TEST(Validation, NullPointers) {
   expect_message("C is null");
 }
 
+TEST(Validation, PointersOffTheirElementSize) {
+  EXPECT_EQ(call(4, 4, 4, 4, 4, 4, Op::N, Op::N, fake(0x1002)), Status::InvalidValue);
+  expect_message("A (");
+  expect_message("not aligned to its 4-byte elements");
+  EXPECT_EQ(call(4, 4, 4, 4, 4, 4, Op::N, Op::N, fake(), fake(0x1001)), Status::InvalidValue);
+  expect_message("B (");
+  EXPECT_EQ(call(4, 4, 4, 4, 4, 4, Op::N, Op::N, fake(), fake(), reinterpret_cast<float*>(0x2002)),
+            Status::InvalidValue);
+  expect_message("C (");
+  // 16-bit inputs need 2-byte alignment only (C stays float).
+  EXPECT_NE(gemm(Op::N, Op::N, 4, 4, 4, 1.f, fake(0x1002), 4, fake(0x1006), 4, 0.f, fake_c(), 4,
+                 Precision::BF16),
+            Status::InvalidValue);
+  EXPECT_EQ(gemm(Op::N, Op::N, 4, 4, 4, 1.f, fake(0x1001), 4, fake(), 4, 0.f, fake_c(), 4,
+                 Precision::FP16),
+            Status::InvalidValue);
+}
+
 TEST(Validation, NullAAndBAllowedWhenNoProductIsFormed) {
   // k == 0 or alpha == 0: A and B are never read, so null is fine (C = beta * C). These pass host
   // validation and then need a device; without one they stop at NoDevice, not NullPointer.

@@ -1,6 +1,7 @@
 // The public entry point: validation, the degenerate cases, kernel choice (`auto` or by name) and
 // the launch. Everything here is host code; kernels live under src/kernels/.
 #include <cstdarg>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -91,6 +92,15 @@ Status validate_host(const GemmProblem& p) {
   }
   for (const Check& x : checks)
     if (x.used && x.ptr == nullptr) return fail(Status::NullPointer, "%s is null", x.name);
+  // Every kernel reads and writes whole elements: a pointer off its element size would fault on
+  // the GPU (and leave the context unusable), so it is an argument error here.
+  const int64_t in_bytes = input_elem_bytes(p.precision);
+  for (const Check& x : checks) {
+    const int64_t bytes = x.name[0] == 'C' ? static_cast<int64_t>(sizeof(float)) : in_bytes;
+    if (x.used && reinterpret_cast<uintptr_t>(x.ptr) % bytes != 0)
+      return fail(Status::InvalidValue, "%s (%p) is not aligned to its %lld-byte elements", x.name,
+                  x.ptr, (long long)bytes);
+  }
   return ok();
 }
 
