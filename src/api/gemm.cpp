@@ -37,9 +37,6 @@ bool valid_precision(Precision p) {
   return static_cast<int>(p) >= 0 && static_cast<int>(p) <= static_cast<int>(Precision::FP16);
 }
 
-int64_t input_elem_bytes(Precision p) {
-  return (p == Precision::BF16 || p == Precision::FP16) ? 2 : 4;
-}
 
 // The stored shape of op(X): rows x cols as laid out in memory.
 struct Stored {
@@ -94,7 +91,7 @@ Status validate_host(const GemmProblem& p) {
     if (x.used && x.ptr == nullptr) return fail(Status::NullPointer, "%s is null", x.name);
   // Every kernel reads and writes whole elements: a pointer off its element size would fault on
   // the GPU (and leave the context unusable), so it is an argument error here.
-  const int64_t in_bytes = input_elem_bytes(p.precision);
+  const int64_t in_bytes = input_bytes(p.precision);
   for (const Check& x : checks) {
     const int64_t bytes = x.name[0] == 'C' ? static_cast<int64_t>(sizeof(float)) : in_bytes;
     if (x.used && reinterpret_cast<uintptr_t>(x.ptr) % bytes != 0)

@@ -11,8 +11,7 @@
 
 namespace gemmlab {
 
-// Bytes of one stored element of A/B for a precision (4 for fp32/tf32, 2 for bf16/fp16).
-int input_bytes(Precision p);
+// (input_bytes(Precision): registry.h)
 
 // Element count a row-major stored matrix needs: (rows - 1) * ld + cols (0 if empty).
 int64_t stored_elems(int64_t rows, int64_t cols, int64_t ld);

@@ -11,7 +11,6 @@
 
 namespace gemmlab {
 
-int input_bytes(Precision p) { return (p == Precision::BF16 || p == Precision::FP16) ? 2 : 4; }
 
 int64_t stored_elems(int64_t rows, int64_t cols, int64_t ld) {
   return (rows == 0 || cols == 0) ? 0 : (rows - 1) * ld + cols;

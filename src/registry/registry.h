@@ -37,6 +37,11 @@ enum DtypeMask : unsigned {
   kFP16 = 1u << 3,
 };
 inline unsigned dtype_bit(Precision p) { return 1u << static_cast<int>(p); }
+// Bytes of one stored element of A/B for a precision (4 for fp32/tf32, 2 for bf16/fp16; C is
+// always fp32).
+inline int input_bytes(Precision p) {
+  return (p == Precision::BF16 || p == Precision::FP16) ? 2 : 4;
+}
 
 // The main kernel launch of a problem, for resource and occupancy reports (gemm-bench).
 struct LaunchConfig {

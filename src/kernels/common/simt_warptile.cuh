@@ -170,6 +170,17 @@ struct WarpTile {
                                                       float (&acc)[8][kCols]) {
     split_sum<kThreads>(parts, splits, kPartialFloats, reinterpret_cast<Flat&>(acc));
   }
+  // acc is partial `index` of the n at parts (kPartialFloats apart): publish it and count the
+  // arrival; true in the block that arrives last, with acc = the n partials summed in order.
+  static __device__ __forceinline__ bool reduce_partials(float* parts, int index, int n,
+                                                         unsigned long long* counter,
+                                                         unsigned long long tag,
+                                                         float (&acc)[8][kCols]) {
+    publish_partial(parts + static_cast<int64_t>(index) * kPartialFloats, acc);
+    if (!split_arrive_last(counter, tag, n)) return false;
+    sum_partials(parts, n, acc);
+    return true;
+  }
 };
 
 }  // namespace simt_wt

@@ -30,7 +30,6 @@ EncodeTiledFn encode_fn() {
   return fn;
 }
 
-int64_t elem_bytes(Precision p) { return (p == Precision::BF16 || p == Precision::FP16) ? 2 : 4; }
 
 // ---- packing (aligned_rows.h's copy_matrix: bits are copied, not converted) ----
 
@@ -49,7 +48,7 @@ struct Plan {
 Plan plan_operand(const void* ptr, int64_t ld, bool k_major, int64_t mn, int64_t k, Precision prec,
                   bool force_k_major, bool pad_rows) {
   Plan pl;
-  const int64_t eb = elem_bytes(prec);
+  const int64_t eb = input_bytes(prec);
   pl.in_place = {ptr, ld, mn, k, k_major};
   pl.stored_rows = k_major ? mn : k;
   pl.stored_cols = k_major ? k : mn;
@@ -71,7 +70,7 @@ Plan plan_operand(const void* ptr, int64_t ld, bool k_major, int64_t mn, int64_t
 cudaError_t run_pack(const Plan& pl, Precision prec, cudaStream_t s) {
   return copy_matrix(pl.in_place.ptr, pl.in_place.ld, const_cast<void*>(pl.packed.ptr),
                      pl.packed.ld, pl.stored_rows, pl.stored_cols,
-                     static_cast<int>(elem_bytes(prec)), pl.transpose, s);
+                     input_bytes(prec), pl.transpose, s);
 }
 
 // How A and B are laid out for the kernel. tf32 wgmma reads only K-major operands from shared
@@ -174,7 +173,7 @@ cudaError_t release_operands(const GemmProblem& p, PreparedOperands* ops) {
 cudaError_t make_tensor_map(CUtensorMap* map, const TmaOperand& x, Precision prec, int box_rows) {
   const EncodeTiledFn encode = encode_fn();
   if (!encode) return cudaErrorNotSupported;
-  const int64_t eb = elem_bytes(prec);
+  const int64_t eb = input_bytes(prec);
   const CUtensorMapDataType type = prec == Precision::BF16   ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
                                    : prec == Precision::FP16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                                              : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;

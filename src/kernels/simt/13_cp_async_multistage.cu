@@ -355,39 +355,37 @@ __global__ void __launch_bounds__(256, kBlocksPerSm<kTN>)
       // sk_pos after the FFMAs; everything else comes from kernel parameters.
       __shared__ int sk_pos;  // first k-tile of the current segment within the tail's sequence
       if (threadIdx.x == 0) sk_pos = (block - main_blocks) * sk.iters;
+      const int b = block - main_blocks;
+      const int end = min((b + 1) * sk.iters, sk.tiles * sk.kt);
       for (;;) {
         __syncthreads();  // sk_pos written; the previous segment is done with shared memory
         {
-          const int b = block - main_blocks;
           const int it = *static_cast<volatile int*>(&sk_pos);
-          const int end = min((b + 1) * sk.iters, sk.tiles * sk.kt);
           if (it >= end) break;
-          const int tl = it / sk.kt, kb = it % sk.kt, ke = min(sk.kt, kb + (end - it));
-          const TileCoord t = heavy_first_tile(sk.first_tile + tl, WT::kBM, WT::kBN,
+          const StreamKSegment seg = stream_k_segment(it, end, sk.kt);
+          const TileCoord t = heavy_first_tile(sk.first_tile + seg.tile, WT::kBM, WT::kBN,
                                                plan.m_main, plan.n_main, m_tiles, n_tiles);
-          TileLoaders<kTN, kAT, kBT, kAVec, kBVec> ld(A, lda, B, ldb, ep, k, t, kb);
+          TileLoaders<kTN, kAT, kBT, kAVec, kBVec> ld(A, lda, B, ldb, ep, k, t, seg.k_begin);
           WT::zero(acc);
-          multiply_k_tiles<kTN, kLoop, kStages>(ld, ke - kb, 0, As, Bs, pos,
+          multiply_k_tiles<kTN, kLoop, kStages>(ld, seg.k_end - seg.k_begin, 0, As, Bs, pos,
                                                 WT::warp_active(pos, t.row0, t.col0, ep), acc);
         }
-        const int b = block - main_blocks;
         const int it = *static_cast<volatile int*>(&sk_pos);
-        const int end = min((b + 1) * sk.iters, sk.tiles * sk.kt);
-        const int tl = it / sk.kt, kb = it % sk.kt, ke = min(sk.kt, kb + (end - it));
-        const TileCoord t = heavy_first_tile(sk.first_tile + tl, WT::kBM, WT::kBN, plan.m_main,
-                                             plan.n_main, m_tiles, n_tiles);
+        const StreamKSegment seg = stream_k_segment(it, end, sk.kt);
         __syncthreads();  // everyone has read sk_pos
-        if (threadIdx.x == 0) sk_pos = it + (ke - kb);
-        const int first = tl * sk.kt / sk.iters, last = ((tl + 1) * sk.kt - 1) / sk.iters;
-        if (last > first) {  // shared with the neighbouring block: publish, the last one sums
-          float* tile_parts = ws.partials + (split_slots_floats(main_blocks, splits) +
-                                             2 * static_cast<int64_t>(tl)) * WT::kPartialFloats;
-          WT::publish_partial(tile_parts + (b - first) * WT::kPartialFloats, acc);
-          if (!split_arrive_last(ws.counters + split_slots(main_blocks, splits) + tl, ws.tag,
-                                 last - first + 1))
-            continue;
-          WT::sum_partials(tile_parts, last - first + 1, acc);
-        }
+        if (threadIdx.x == 0) sk_pos = it + (seg.k_end - seg.k_begin);
+        int first, last;
+        stream_k_runs(seg.tile, sk.kt, sk.iters, &first, &last);
+        if (last > first &&  // shared with the neighbouring block: the last one sums
+            !WT::reduce_partials(ws.partials + (split_slots_floats(main_blocks, splits) +
+                                                2 * static_cast<int64_t>(seg.tile)) *
+                                                   WT::kPartialFloats,
+                                 b - first, last - first + 1,
+                                 ws.counters + split_slots(main_blocks, splits) + seg.tile,
+                                 ws.tag, acc))
+          continue;
+        const TileCoord t = heavy_first_tile(sk.first_tile + seg.tile, WT::kBM, WT::kBN,
+                                             plan.m_main, plan.n_main, m_tiles, n_tiles);
         WT::store_tile(ep, t.row0, t.col0, pos, acc);
       }
       return;
@@ -408,10 +406,9 @@ __global__ void __launch_bounds__(256, kBlocksPerSm<kTN>)
   multiply_k_tiles<kTN, kLoop, kStages>(ld, k_tiles, tail_steps, As, Bs, pos, active, acc);
   if (kLoop == Loop::kSplit && splits > 1) {  // split_k.cuh: publish; the last block sums
     const int tile = block / splits;
-    float* parts = ws.partials + static_cast<int64_t>(tile) * splits * WT::kPartialFloats;
-    WT::publish_partial(parts + split * WT::kPartialFloats, acc);
-    if (!split_arrive_last(ws.counters + tile, ws.tag, splits)) return;
-    WT::sum_partials(parts, splits, acc);
+    if (!WT::reduce_partials(ws.partials + static_cast<int64_t>(tile) * splits * WT::kPartialFloats,
+                             split, splits, ws.counters + tile, ws.tag, acc))
+      return;
   }
   WT::store_tile(ep, t.row0, t.col0, pos, acc);
 }

@@ -127,9 +127,9 @@ __device__ __forceinline__ void for_each_segment(int cta, int ctas, int tiles, i
   }
   const int end = min((cta + 1) * sk.iters, tiles * num_kb);
   for (int it = cta * sk.iters; it < end;) {
-    const int tile = it / num_kb, kb = it % num_kb, ke = min(num_kb, kb + (end - it));
-    seg(tile, kb, ke);
-    it += ke - kb;
+    const StreamKSegment g = stream_k_segment(it, end, num_kb);
+    seg(g.tile, g.k_begin, g.k_end);
+    it += g.k_end - g.k_begin;
   }
 }
 
@@ -302,9 +302,9 @@ __global__ void __launch_bounds__(kThreads, 1)
       fence_operand(d);
       if (signals) release(prev);
       if constexpr (kHasStreamK<T>) {
-        const int first = tile * num_kb / max(sk.iters, 1);
-        const int last = ((tile + 1) * num_kb - 1) / max(sk.iters, 1);
-        if (sk.ctas > 0 && last > first) {  // shared: publish, the last to arrive sums in order
+        int first = 0, last = 0;
+        if (sk.ctas > 0) stream_k_runs(tile, num_kb, sk.iters, &first, &last);
+        if (last > first) {  // shared: publish, the last to arrive sums in order
           const int half = 2 * tile + cw, n = last - first + 1;
           float* parts = sk.ws.partials + static_cast<int64_t>(half) * kMaxContrib * kPartialFloats;
           const int t = threadIdx.x % 128;
@@ -335,6 +335,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   // or arrive on its barriers.
   if constexpr (kCluster > 1) cluster_sync();
 #endif
+}
+
+// K-blocks of a problem: each pipeline stage holds 128 bytes of K (StageTile::kBK elements).
+int k_blocks_of(const GemmProblem& p) {
+  return ceil_div(static_cast<int>(p.k), 128 / input_bytes(p.precision));
 }
 
 // Stream-k pays when the SMs it brings in outweigh the partial sums it adds (each shared tile
@@ -386,8 +391,7 @@ LaunchConfig config(const GemmProblem& p) {
   const int cluster_tiles = ceil_div(tg.m_tiles, kCluster) * tg.n_tiles;
   const int max_ctas = device_sm_count() / kCluster;
   const bool half = p.precision == Precision::BF16 || p.precision == Precision::FP16;
-  const int k_blocks = ceil_div(static_cast<int>(p.k), 128 / (half ? 2 : 4));
-  const int sk_ctas = plan_stream_k(half, cluster_tiles, p.k, k_blocks, max_ctas).first;
+  const int sk_ctas = plan_stream_k(half, cluster_tiles, p.k, k_blocks_of(p), max_ctas).first;
   c.grid = dim3(static_cast<unsigned>(
       kCluster * (sk_ctas > 0 ? sk_ctas : std::min(cluster_tiles, max_ctas))));
   c.block = dim3(kThreads);
@@ -433,7 +437,8 @@ cudaError_t launch_typed(const GemmProblem& p, const PreparedOperands& ops) {
   // k-blocks (the pipeline's depth).
   StreamK sk{0, 0, {nullptr, nullptr, 0}};
   const auto [sk_ctas, sk_iters] = plan_stream_k(
-      kHasStreamK<T>, tiles, p.k, ceil_div(static_cast<int>(p.k), TileT::kBK), max_clusters);
+      kHasStreamK<T>, tiles, p.k, k_blocks_of(p), max_clusters);
+  static_assert(TileT::kBK * sizeof(T) == 128, "k_blocks_of: 128 bytes of K per stage");
   {
     if (sk_ctas > 0) {
       sk.ctas = sk_ctas, sk.iters = sk_iters, ctas = sk_ctas;
@@ -479,9 +484,9 @@ cudaError_t launch(const GemmProblem& p) {
 int auto_priority(const GemmProblem& p) {
   if (p.precision == Precision::BF16 || p.precision == Precision::FP16) {
     const int64_t tiles = ((p.m + kBM - 1) / kBM) * ((p.n + kBN - 1) / kBN);
-    const int k_blocks = ceil_div(static_cast<int>(p.k), 64);  // 16-bit: 64 per stage
     if (2 * tiles <= device_sm_count() &&
-        plan_stream_k(true, static_cast<int>(tiles), p.k, k_blocks, device_sm_count()).first == 0)
+        plan_stream_k(true, static_cast<int>(tiles), p.k, k_blocks_of(p), device_sm_count())
+                .first == 0)
       return 60;  // still above mma_sync/02 (50)
   }
   return 200;
