@@ -12,7 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "gpu_util.h"
-#include "kernels/common/device_props.h"
+#include "runtime/device_props.h"
 #include "reference/reference.h"
 #include "registry/registry.h"
 

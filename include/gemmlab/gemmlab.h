@@ -17,9 +17,37 @@
 //   FP16  A, B __half; tensor cores, fp32 accumulation.
 //
 // Edge semantics: m or n == 0 is a no-op; k == 0 or alpha == 0 gives C = beta * C; beta == 0 never
-// reads C (it may hold NaN). Pointers must be device (or managed) memory.
+// reads C (it may hold NaN). Pointers must be device (or managed) memory of the current device
+// (cudaSetDevice): memory of another device is WrongDevice, whatever its peer access.
 //
 // Errors never abort: every call returns a Status, and last_error_message() says what was wrong.
+// A non-success status means nothing was enqueued: C is untouched. An error the caller's own
+// earlier work left in CUDA's last-error slot is neither reported nor cleared by gemmlab.
+//
+// Streams and devices: the call enqueues everything on `stream` and returns without waiting.
+// Calls may come from several host threads, on several streams and devices at once; state that
+// belongs to a device (function attributes, properties, scratch pools) is kept per device.
+// Results are deterministic: the same problem gives bit-identical C, on any stream, under
+// concurrency and in CUDA graph replays (split-k / stream-k partial sums are added in a fixed
+// order, no atomics on C).
+//
+// Scratch memory. Some paths use scratch memory inside the call: a copy of an operand whose rows
+// are misaligned for 16-byte or TMA loads (packed to aligned rows), a transposed copy of B
+// (fp32), and the partial tiles and counters of split-k / stream-k. It comes from a gemmlab-owned,
+// stream-ordered CUDA memory pool per device (cudaMallocFromPoolAsync on `stream`, freed on the
+// same stream after the kernel), which keeps up to 1 GiB of freed scratch mapped for the next
+// call (set_scratch_retained, release_scratch). How much one call needs: packed copies are the
+// operand with rows padded to 128 bytes (only where that costs at most ~2x the operand); split-k
+// needs a few MB at the sizes where it runs. Where scratch cannot be had (out of memory, or more
+// than set_scratch_limit allows), the call takes a path without scratch: no split-k / stream-k,
+// no copy (4-byte loads instead), or with "auto" another kernel; only a named kernel that cannot
+// run at all without scratch returns ScratchUnavailable.
+//
+// CUDA graphs: a call can be captured (cudaStreamBeginCapture, any mode) and replayed any number
+// of times, also concurrently on other streams from other instantiations. Inside a capture the
+// scratch becomes the graph's own memory (an allocation node and a free node, so it is mapped
+// while the graph runs); split-k counters reset themselves at the end of each run, so a replay
+// needs no clearing pass.
 #pragma once
 
 #include <cstdint>
@@ -44,6 +72,8 @@ enum class Status : int {
   KernelUnsupported,  // the named kernel cannot run this problem (dtype, shape, alignment, GPU)
   NoDevice,           // no CUDA device or driver
   CudaError,          // a CUDA runtime or launch error
+  WrongDevice,        // A, B or C lives on another device than the current one
+  ScratchUnavailable, // the scratch memory this problem needs could not be had (see below)
 };
 
 // Short name of a status, e.g. "InvalidLeadingDim".
@@ -65,6 +95,16 @@ Status gemm(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, float alpha, cons
 const char* auto_kernel_name(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, const void* A,
                              int64_t lda, const void* B, int64_t ldb, const float* C, int64_t ldc,
                              Precision precision);
+
+// Scratch memory (see the top of this file).
+// Frees the freed scratch that the pool of `device` (-1: the current device) keeps for reuse.
+// Scratch that enqueued work still uses is not affected. Does not synchronize.
+Status release_scratch(int device = -1);
+// How many bytes of freed scratch the pool of `device` (-1: current) keeps mapped (default 1 GiB).
+Status set_scratch_retained(uint64_t bytes, int device = -1);
+// The most scratch one call may take, on every device (default: no limit). 0 turns every path
+// that needs scratch off. Returns the previous limit.
+uint64_t set_scratch_limit(uint64_t bytes);
 
 // Names: "fp32", "tf32", "bf16", "fp16"; parse returns false on an unknown name.
 const char* precision_name(Precision p);

@@ -5,11 +5,15 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <utility>
+#include <vector>
+#include <algorithm>
 
 #include <cuda_runtime_api.h>
 
 #include "gemmlab/gemmlab.h"
-#include "kernels/common/scale_c.h"
+#include "runtime/device_props.h"
+#include "runtime/scale_c.h"
 #include "registry/registry.h"
 
 namespace gemmlab {
@@ -101,62 +105,74 @@ Status validate_host(const GemmProblem& p) {
   return ok();
 }
 
-Status device_cc(int* cc) {
+// The current device and its compute capability (cached per device in runtime/device_props).
+Status current_device_cc(int* dev, int* cc) {
   int count = 0;
   cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess || count == 0) {
-    cudaGetLastError();
+    if (e != cudaSuccess) cudaGetLastError();  // the failed query's own error, not the caller's
     return fail(Status::NoDevice, "no CUDA device: %s",
                 e != cudaSuccess ? cudaGetErrorString(e) : "cudaGetDeviceCount returned 0");
   }
-  int dev = 0;
-  e = cudaGetDevice(&dev);
-  if (e == cudaSuccess) {
-    int major = 0, minor = 0;
-    e = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
-    if (e == cudaSuccess) e = cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
-    *cc = major * 10 + minor;
-  }
+  e = current_device(dev);
   if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver)
     return fail(Status::NoDevice, "no CUDA device: %s", cudaGetErrorString(e));
   if (e != cudaSuccess) return fail(Status::CudaError, "%s", cudaGetErrorString(e));
+  *cc = device_cc();
+  if (*cc == 0) return fail(Status::CudaError, "cannot read the compute capability of device %d", *dev);
   return ok();
 }
 
-Status check_device_pointer(const char* name, const void* ptr) {
+// x must be device (or managed) memory, and device memory must be the current device's: a kernel
+// on this device would fault on another device's memory without peer access, and gemmlab does not
+// rely on peer access (it would read over NVLink/PCIe at a fraction of the speed).
+Status check_device_pointer(const char* name, const void* ptr, int dev) {
   cudaPointerAttributes attr{};
   const cudaError_t e = cudaPointerGetAttributes(&attr, ptr);
   if (e != cudaSuccess) {
-    cudaGetLastError();  // clear the sticky-free error
+    cudaGetLastError();  // this query's own (non-sticky) error
     return fail(Status::NotDevicePointer, "%s: cudaPointerGetAttributes failed: %s", name,
                 cudaGetErrorString(e));
   }
   if (attr.type != cudaMemoryTypeDevice && attr.type != cudaMemoryTypeManaged)
     return fail(Status::NotDevicePointer, "%s (%p) is host memory; gemmlab needs device memory",
                 name, ptr);
+  if (attr.type == cudaMemoryTypeDevice && attr.device != dev)
+    return fail(Status::WrongDevice,
+                "%s (%p) is memory of device %d, but the call runs on device %d (the current "
+                "device: cudaSetDevice); every operand must live on it",
+                name, ptr, attr.device, dev);
   return ok();
 }
 
-// Full validation; on success *cc holds the device's compute capability.
-Status validate(const GemmProblem& p, bool product, int* cc) {
-  if (Status s = validate_host(p); s != Status::Success) return s;
-  if (Status s = device_cc(cc); s != Status::Success) return s;
+// The device-side checks (validate_host already passed); on success *cc holds the device's
+// compute capability.
+Status validate_device(const GemmProblem& p, bool product, int* cc) {
+  int dev = 0;
+  if (Status s = current_device_cc(&dev, cc); s != Status::Success) return s;
   if (product) {
-    if (Status s = check_device_pointer("A", p.A); s != Status::Success) return s;
-    if (Status s = check_device_pointer("B", p.B); s != Status::Success) return s;
+    if (Status s = check_device_pointer("A", p.A, dev); s != Status::Success) return s;
+    if (Status s = check_device_pointer("B", p.B, dev); s != Status::Success) return s;
   }
-  return check_device_pointer("C", p.C);
+  return check_device_pointer("C", p.C, dev);
+}
+
+// The kernels `auto` may run for p, best first (ties: registry order); at most max of them.
+int auto_candidates(const GemmProblem& p, int cc, const KernelDesc** out, int max) {
+  std::vector<std::pair<int, const KernelDesc*>> ok;
+  for (const KernelDesc& k : all_kernels())
+    if (k.auto_priority > 0 && kernel_cannot_run(k, p, cc) == nullptr)
+      ok.push_back({auto_priority_of(k, p), &k});
+  std::stable_sort(ok.begin(), ok.end(),
+                   [](const auto& x, const auto& y) { return x.first > y.first; });
+  const int n = std::min(static_cast<int>(ok.size()), max);
+  for (int i = 0; i < n; ++i) out[i] = ok[i].second;
+  return n;
 }
 
 const KernelDesc* pick_auto(const GemmProblem& p, int cc) {
-  const KernelDesc* best = nullptr;
-  int best_prio = 0;
-  for (const KernelDesc& k : all_kernels()) {
-    if (k.auto_priority <= 0 || kernel_cannot_run(k, p, cc) != nullptr) continue;
-    const int prio = auto_priority_of(k, p);
-    if (!best || prio > best_prio) best = &k, best_prio = prio;
-  }
-  return best;
+  const KernelDesc* best[1];
+  return auto_candidates(p, cc, best, 1) ? best[0] : nullptr;
 }
 
 GemmProblem make_problem(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, float alpha,
@@ -184,6 +200,8 @@ const char* status_name(Status s) {
     case Status::KernelUnsupported: return "KernelUnsupported";
     case Status::NoDevice: return "NoDevice";
     case Status::CudaError: return "CudaError";
+    case Status::WrongDevice: return "WrongDevice";
+    case Status::ScratchUnavailable: return "ScratchUnavailable";
   }
   return "UnknownStatus";
 }
@@ -226,26 +244,41 @@ Status gemm(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, float alpha, cons
 
   const bool product = k > 0 && alpha != 0.f;
   int cc = 0;
-  if (Status s = validate(p, product, &cc); s != Status::Success) return s;
+  if (Status s = validate_device(p, product, &cc); s != Status::Success) return s;
 
-  cudaError_t e;
   if (!product) {
-    e = scale_c(C, ldc, m, n, beta, stream);
-  } else {
-    if (is_auto) {
-      chosen = pick_auto(p, cc);
-      if (!chosen)
-        return fail(Status::KernelUnsupported, "no registered kernel can run this %s problem on sm_%d",
-                    precision_name(precision), cc);
-    } else if (const char* why = kernel_cannot_run(*chosen, p, cc)) {
-      return fail(Status::KernelUnsupported, "kernel '%s' cannot run this problem: %s",
-                  chosen->name, why);
-    }
-    e = chosen->launch(p);
+    const cudaError_t e = scale_c(C, ldc, m, n, beta, stream);
+    return e == cudaSuccess ? ok() : fail(Status::CudaError, "scale_c: %s", cudaGetErrorString(e));
   }
-  if (e != cudaSuccess)
-    return fail(Status::CudaError, "%s%s%s", chosen ? chosen->name : "scale_c", ": ",
-                cudaGetErrorString(e));
+  // A launch function either enqueues its whole work and returns cudaSuccess, or enqueues nothing
+  // that writes C and returns the error; cudaErrorMemoryAllocation means its scratch could not be
+  // had on any of its paths, and `auto` then tries the next kernel.
+  constexpr int kMaxCandidates = 8;
+  const KernelDesc* candidates[kMaxCandidates];
+  int count = 1;
+  if (is_auto) {
+    count = auto_candidates(p, cc, candidates, kMaxCandidates);
+    if (count == 0)
+      return fail(Status::KernelUnsupported, "no registered kernel can run this %s problem on sm_%d",
+                  precision_name(precision), cc);
+  } else if (const char* why = kernel_cannot_run(*chosen, p, cc)) {
+    return fail(Status::KernelUnsupported, "kernel '%s' cannot run this problem: %s",
+                chosen->name, why);
+  } else {
+    candidates[0] = chosen;
+  }
+  cudaError_t e = cudaSuccess;
+  for (int i = 0; i < count; ++i) {
+    chosen = candidates[i];
+    e = chosen->launch(p);
+    if (e != cudaErrorMemoryAllocation) break;
+  }
+  if (e == cudaErrorMemoryAllocation)
+    return fail(Status::ScratchUnavailable,
+                "%s: the scratch memory this problem needs could not be allocated (see "
+                "set_scratch_limit), and no path without it exists",
+                chosen->name);
+  if (e != cudaSuccess) return fail(Status::CudaError, "%s: %s", chosen->name, cudaGetErrorString(e));
   return ok();
 }
 
@@ -255,8 +288,8 @@ const char* auto_kernel_name(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, 
   const GemmProblem p = make_problem(op_a, op_b, m, n, k, 1.f, A, lda, B, ldb, 0.f,
                                      const_cast<float*>(C), ldc, precision, nullptr);
   if (validate_host(p) != Status::Success) return nullptr;
-  int cc = 0;
-  if (device_cc(&cc) != Status::Success) return nullptr;
+  int dev = 0, cc = 0;
+  if (current_device_cc(&dev, &cc) != Status::Success) return nullptr;
   const KernelDesc* k_desc = pick_auto(p, cc);
   if (!k_desc) {
     fail(Status::KernelUnsupported, "no registered kernel can run this problem");

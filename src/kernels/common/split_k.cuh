@@ -13,10 +13,14 @@
 //    TFLOP/s on H100 with this scheme, with the partial k-tile change of simt/13).
 // The counters need no clearing pass: each holds (launch tag << 8) | arrivals, and a value with
 // another launch's tag counts as zero arrivals. The launcher draws a fresh 56-bit tag per launch
-// (next_split_tag), so stale workspace contents never match.
+// (next_split_tag, never 0), so stale workspace contents never match; and the last arriver of a
+// slot resets its counter to 0, so a CUDA graph that replays one launch (and its tag) finds the
+// counters clear again.
 #pragma once
 
 #include <cstdint>
+
+#include "runtime/split_tags.h"
 
 namespace gemmlab {
 
@@ -28,8 +32,6 @@ struct SplitWorkspace {
   unsigned long long tag;  // this launch's tag, < 2^56
 };
 
-// Host: a tag no earlier launch in this process used (a random 56-bit start, then counting up).
-unsigned long long next_split_tag();
 
 // Call after this group of threads stored its partial (all of them reach it; `bar` synchronizes
 // exactly them, `leader` is one of them, `flag` a shared int of this group). Returns true in the
@@ -46,7 +48,11 @@ __device__ __forceinline__ bool split_arrive_last_group(unsigned long long* coun
     int arrived;
     while (true) {
       arrived = (seen >> 8) == tag ? static_cast<int>(seen & 0xff) : 0;
-      old = atomicCAS(counter, seen, (tag << 8) | static_cast<unsigned long long>(arrived + 1));
+      // The last arriver clears the counter (0 is no launch's tag), so the next launch finds it
+      // clear even when it carries the same tag: a replayed CUDA graph does.
+      const unsigned long long next =
+          arrived + 1 == splits ? 0ull : (tag << 8) | static_cast<unsigned long long>(arrived + 1);
+      old = atomicCAS(counter, seen, next);
       if (old == seen) break;
       seen = old;
     }

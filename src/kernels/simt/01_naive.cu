@@ -8,6 +8,7 @@
 // Measured (H100 SXM, gemm-bench 2026-11-22, cuBLAS SGEMM in the same run): 4096^3 0.5 TFLOP/s (1% of 51.6),
 //   4097^3 1.7 (4% of 44.5); 32 registers, 8 blocks/SM. Tables: docs/results/h100-ladder.md.
 #include "kernels/common/gemm_common.cuh"
+#include "kernels/common/launch.cuh"
 
 namespace gemmlab {
 namespace {
@@ -32,10 +33,9 @@ LaunchConfig config(const GemmProblem& p) {
 
 cudaError_t launch(const GemmProblem& p) {
   const LaunchConfig c = config(p);
-  naive_kernel<<<c.grid, c.block, 0, p.stream>>>(
-      operand_a<float>(p), operand_b<float>(p), make_epilogue(p), static_cast<int>(p.k),
-      make_tile_grid(p, kBlockRows, kBlockCols).n_tiles);
-  return cudaGetLastError();
+  return launch_kernel(naive_kernel, c.grid, c.block, 0, p.stream, operand_a<float>(p),
+                       operand_b<float>(p), make_epilogue(p), static_cast<int>(p.k),
+                       make_tile_grid(p, kBlockRows, kBlockCols).n_tiles);
 }
 
 }  // namespace

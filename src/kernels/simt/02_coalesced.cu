@@ -8,7 +8,7 @@
 // Seed: 002 kernel 1's coalescing discussion; 000 v1 notes the uncoalesced B access.
 // Measured (H100 SXM, gemm-bench 2026-11-22, cuBLAS SGEMM in the same run): 4096^3 6.1 TFLOP/s (12% of 51.6),
 //   4097^3 6.0 (14% of 44.5); 32 registers, 8 blocks/SM. Tables: docs/results/h100-ladder.md.
-#include "kernels/common/simt_tiles.cuh"
+#include "kernels/simt/tiles.cuh"
 
 namespace gemmlab {
 namespace {

@@ -9,7 +9,7 @@
 // Seed: 000 v2, 002 kernel 2, 001 baseline (TILE_SIZE 32).
 // Measured (H100 SXM, gemm-bench 2026-11-22, cuBLAS SGEMM in the same run): 4096^3 6.7 TFLOP/s (13% of 51.6),
 //   4097^3 6.5 (15% of 44.5); 32 registers, 2 blocks/SM. Tables: docs/results/h100-ladder.md.
-#include "kernels/common/simt_tiles.cuh"
+#include "kernels/simt/tiles.cuh"
 
 namespace gemmlab {
 namespace {

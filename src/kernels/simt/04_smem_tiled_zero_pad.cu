@@ -10,7 +10,7 @@
 // Seed: 001 "Overcome the Divergence" (tiled_matmul_padded).
 // Measured (H100 SXM, gemm-bench 2026-11-22, cuBLAS SGEMM in the same run): 4096^3 6.7 TFLOP/s (13% of 51.6),
 //   4097^3 6.5 (15% of 44.5); 32 registers, 2 blocks/SM. Tables: docs/results/h100-ladder.md.
-#include "kernels/common/simt_tiles.cuh"
+#include "kernels/simt/tiles.cuh"
 
 namespace gemmlab {
 namespace {

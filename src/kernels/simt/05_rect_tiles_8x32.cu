@@ -9,7 +9,7 @@
 // Seed: 001 "Rectangular Tiles" (TILE_ROWS 8, TILE_COLS 32).
 // Measured (H100 SXM, gemm-bench 2026-11-22, cuBLAS SGEMM in the same run): 4096^3 6.7 TFLOP/s (13% of 51.6),
 //   4097^3 6.6 (15% of 44.5); 40 registers, 6 blocks/SM. Tables: docs/results/h100-ladder.md.
-#include "kernels/common/simt_tiles.cuh"
+#include "kernels/simt/tiles.cuh"
 
 namespace gemmlab {
 namespace {

@@ -9,7 +9,7 @@
 // Seed: 002 kernel 3 (double_buffering.cu).
 // Measured (H100 SXM, gemm-bench 2026-11-22, cuBLAS SGEMM in the same run): 4096^3 6.9 TFLOP/s (13% of 51.6),
 //   4097^3 6.8 (15% of 44.5); 32 registers, 2 blocks/SM. Tables: docs/results/h100-ladder.md.
-#include "kernels/common/simt_tiles.cuh"
+#include "kernels/simt/tiles.cuh"
 
 namespace gemmlab {
 namespace {

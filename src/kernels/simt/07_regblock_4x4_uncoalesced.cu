@@ -10,7 +10,7 @@
 // Seed: 003 (4x4 register blocking, 16x16 threads); 002 kernel 4 (registered.cu).
 // Measured (H100 SXM, gemm-bench 2026-11-22, cuBLAS SGEMM in the same run): 4096^3 25.9 TFLOP/s (50% of 51.6),
 //   4097^3 25.5 (57% of 44.5); 64 registers, 4 blocks/SM. Tables: docs/results/h100-ladder.md.
-#include "kernels/common/simt_tiles.cuh"
+#include "kernels/simt/tiles.cuh"
 
 namespace gemmlab {
 namespace {

@@ -11,7 +11,7 @@
 // Seed: 002 kernel 5 (co-registered.cu); 003 (padding against bank conflicts).
 // Measured (H100 SXM, gemm-bench 2026-11-22, cuBLAS SGEMM in the same run): 4096^3 24.2 TFLOP/s (47% of 51.6),
 //   4097^3 23.7 (53% of 44.5); 64 registers, 4 blocks/SM. Tables: docs/results/h100-ladder.md.
-#include "kernels/common/simt_tiles.cuh"
+#include "kernels/simt/tiles.cuh"
 
 namespace gemmlab {
 namespace {

@@ -10,7 +10,7 @@
 // Seed: 000 v4 (memory vectorization, TILESIZE 64, REGTILE 4).
 // Measured (H100 SXM, gemm-bench 2026-11-22, cuBLAS SGEMM in the same run): 4096^3 10.8 TFLOP/s (21% of 51.6),
 //   4097^3 9.2 (21% of 44.5); 159 registers, 1 blocks/SM. Tables: docs/results/h100-ladder.md.
-#include "kernels/common/simt_tiles.cuh"
+#include "kernels/simt/tiles.cuh"
 
 namespace gemmlab {
 namespace {

@@ -8,7 +8,7 @@
 // Seed: 000 v5 (rectangular tiling, REGTILE_M 8, REGTILE_N 4, k += 4).
 // Measured (H100 SXM, gemm-bench 2026-11-22, cuBLAS SGEMM in the same run): 4096^3 21.9 TFLOP/s (42% of 51.6),
 //   4097^3 18.6 (42% of 44.5); 127 registers, 4 blocks/SM. Tables: docs/results/h100-ladder.md.
-#include "kernels/common/simt_tiles.cuh"
+#include "kernels/simt/tiles.cuh"
 
 namespace gemmlab {
 namespace {

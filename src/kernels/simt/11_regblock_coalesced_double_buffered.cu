@@ -8,7 +8,7 @@
 // Seed: 002 kernel 6 (not_chosen.cu).
 // Measured (H100 SXM, gemm-bench 2026-11-22, cuBLAS SGEMM in the same run): 4096^3 20.5 TFLOP/s (40% of 51.6),
 //   4097^3 22.2 (50% of 44.5); 66 registers, 3 blocks/SM. Tables: docs/results/h100-ladder.md.
-#include "kernels/common/simt_tiles.cuh"
+#include "kernels/simt/tiles.cuh"
 
 namespace gemmlab {
 namespace {

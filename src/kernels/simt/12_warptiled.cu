@@ -3,7 +3,7 @@
 // Bottleneck attacked: shared-memory traffic and latency of the register-blocked kernels. A block
 // tile of 128 x 128 is split into warp tiles of 32 x 64 and thread tiles of 8 x 8 (2 x 2 sub-tiles
 // of 4 x 4), so a warp's fragment reads touch few distinct shared words (broadcast) and every
-// thread does 64 FFMA per 4 LDS.128 (src/kernels/common/simt_warptile.cuh explains the mapping).
+// thread does 64 FFMA per 4 LDS.128 (src/kernels/simt/warptile.cuh explains the mapping).
 // Changed from before: both operands are stored k-major in shared memory (A transposed on the way
 // in, for every op(A)/op(B)), rows padded to 132 floats so the transposing stores are
 // conflict-free; fragments for step kk+1 are loaded while step kk computes; the next global k-tile
@@ -19,7 +19,8 @@
 //   16.5 KB shared, 2 blocks/SM. What limits it: the loads of the next tile are waited for once
 //   per k-tile (no deeper pipeline), and BK = 8 leaves a barrier per 512 FFMA; 1024^3 has only 64
 //   tiles for 132 SMs.
-#include "kernels/common/simt_warptile.cuh"
+#include "kernels/simt/warptile.cuh"
+#include "kernels/common/launch.cuh"
 
 namespace gemmlab {
 namespace {
@@ -131,10 +132,10 @@ LaunchConfig config(const GemmProblem& p) {
 
 cudaError_t launch(const GemmProblem& p) {
   const TileGrid g = make_tile_grid(p, kBM, kBN);
-  pick(p)<<<grid_1d(g), kThreads, 0, p.stream>>>(
-      static_cast<const float*>(p.A), static_cast<int>(p.lda), static_cast<const float*>(p.B),
-      static_cast<int>(p.ldb), make_epilogue(p), static_cast<int>(p.k), g.m_tiles, g.n_tiles);
-  return cudaGetLastError();
+  return launch_kernel(pick(p), grid_1d(g), kThreads, 0, p.stream,
+                       static_cast<const float*>(p.A), static_cast<int>(p.lda),
+                       static_cast<const float*>(p.B), static_cast<int>(p.ldb), make_epilogue(p),
+                       static_cast<int>(p.k), g.m_tiles, g.n_tiles);
 }
 
 }  // namespace

@@ -5,7 +5,7 @@
 // thread waits for its global loads once per k-tile and spends registers and STS instructions
 // passing them into shared memory. Here cp.async copies global -> shared directly (no registers),
 // 4 k-tiles of 16 are in flight (8 for the big tile on long k loops), and a block only waits for
-// the oldest one. The FFMA loop is the shared warp-tiled one (src/kernels/common/simt_warptile.cuh:
+// the oldest one. The FFMA loop is the shared warp-tiled one (src/kernels/simt/warptile.cuh:
 // k-major padded shared tiles, LDS.128 fragments, double-buffered in registers), in two sizes:
 // 128 x 256 blocks with 8 x 16 per thread (6 LDS.128 per 128 FFMA, one block per SM) for NN with
 // aligned B rows, and for NT and aligned TN when they fill the GPU unsplit; 128 x 128 blocks with
@@ -29,7 +29,7 @@
 //
 // Odd sizes (e.g. 4097^3): a remainder of <= 8 rows or columns is not given to tiles at all. The
 // tiles cover the main region (4096 x 4096) and extra blocks at the end of the same grid compute
-// the 1-row / 1-column strips as GEMV-like products (src/kernels/common/thin_strips.cuh) on the
+// the 1-row / 1-column strips as GEMV-like products (src/kernels/simt/thin_strips.cuh) on the
 // SMs the tiles' last wave leaves idle; thicker remainders stay partial tiles. And an operand on a
 // 16-byte path with misaligned rows (B or A^T with ld % 4 != 0) is first copied to aligned rows
 // (aligned_rows.h) when the copy is cheap next to the GEMM (4097^3: yes; 1025^3: no).
@@ -71,13 +71,14 @@
 // waiting for the others (1024^3: 31.1 vs 33.9), 5-6 stages for the 128 x 128 tile.
 #include <algorithm>
 
-#include "kernels/common/aligned_rows.h"
+#include "runtime/aligned_rows.h"
 #include "kernels/common/cp_async.cuh"
-#include "kernels/common/device_props.h"
+#include "runtime/device_props.h"
+#include "kernels/common/launch.cuh"
 #include "kernels/common/split_k.cuh"
-#include "kernels/common/workspace.h"
-#include "kernels/common/simt_warptile.cuh"
-#include "kernels/common/thin_strips.cuh"
+#include "runtime/workspace.h"
+#include "kernels/simt/warptile.cuh"
+#include "kernels/simt/thin_strips.cuh"
 
 namespace gemmlab {
 namespace {
@@ -433,17 +434,9 @@ Picked prepared_f() {
   // segment that straddles sectors is then fetched from L2 once, not twice. All-shared (L1 down
   // to ~28 KB) cost 1025^3 ~4% (H100, 2026-11-22: 29.8 vs 31.0 TFLOP/s; 1025^3 TN 31.0 vs 31.5,
   // NT 28.2 vs 29.5, TT 29.9 vs 31.1). Once per instantiation (thread-safe static init).
-  static const cudaError_t once = [f] {
-    cudaError_t e = cudaFuncSetAttribute(reinterpret_cast<const void*>(f),
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         kSmem);
-    if (e == cudaSuccess)
-      e = cudaFuncSetAttribute(reinterpret_cast<const void*>(f),
-                               cudaFuncAttributePreferredSharedMemoryCarveout,
-                               carveout_for(kBlocksPerSm<kTN>, kSmem));
-    return e;
-  }();
-  return {f, once, kSmem};
+  const cudaError_t e = prepare_function(reinterpret_cast<const void*>(f), kSmem,
+                                         carveout_for(kBlocksPerSm<kTN>, kSmem));
+  return {f, e, kSmem};
 }
 
 // The carried-fragment loop (see the kernel) only where it was measured to win: the 128 x 256
@@ -634,11 +627,11 @@ cudaError_t launch_t(const GemmProblem& p, bool av, bool bv) {
     ws.counters = reinterpret_cast<unsigned long long*>(ws.partials + floats);
     ws.tag = next_split_tag();
   }
-  L.k.f<<<dim3(L.blocks), WT::kThreads, L.k.smem, p.stream>>>(
-      static_cast<const float*>(p.A), static_cast<int>(p.lda), static_cast<const float*>(p.B),
-      static_cast<int>(p.ldb), make_epilogue(p), static_cast<int>(p.k), L.g.m_tiles, L.g.n_tiles,
-      L.splits, L.per_split, L.main_blocks, L.sk, L.sp, ws);
-  const cudaError_t e = cudaGetLastError();
+  const cudaError_t e = launch_kernel(
+      L.k.f, dim3(L.blocks), WT::kThreads, L.k.smem, p.stream, static_cast<const float*>(p.A),
+      static_cast<int>(p.lda), static_cast<const float*>(p.B), static_cast<int>(p.ldb),
+      make_epilogue(p), static_cast<int>(p.k), L.g.m_tiles, L.g.n_tiles, L.splits, L.per_split,
+      L.main_blocks, L.sk, L.sp, ws);
   const cudaError_t ef = workspace_free(buf, p.stream);  // stream-ordered: after the kernel
   return e != cudaSuccess ? e : ef;
 }

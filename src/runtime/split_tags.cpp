@@ -1,5 +1,5 @@
 // Launch tags for the split-k counters (split_k.cuh).
-#include "kernels/common/split_k.cuh"
+#include "runtime/split_tags.h"
 
 #include <atomic>
 #include <random>
@@ -12,7 +12,10 @@ unsigned long long next_split_tag() {
     std::random_device rd;
     return ((static_cast<unsigned long long>(rd()) << 32) ^ rd()) & kMask;
   }()};
-  return next.fetch_add(1, std::memory_order_relaxed) & kMask;
+  unsigned long long t;
+  do t = next.fetch_add(1, std::memory_order_relaxed) & kMask;
+  while (t == 0);  // 0 marks a cleared counter
+  return t;
 }
 
 }  // namespace gemmlab

@@ -12,8 +12,10 @@
 // Seed: beyond the seeds.
 // Measured 2026-11-22, H100 80GB HBM3, gemm-bench NN, same run as cuBLAS: 4096^3 bf16
 // 546.8 TFLOP/s (73% of cuBLAS 753.8), tf32 251.3 (64%); 4097^3 bf16 354.0 (2.6x cuBLAS).
-#include "kernels/common/sm90.cuh"
-#include "kernels/common/sm90_host.h"
+#include "kernels/wgmma/sm90.cuh"
+#include "kernels/wgmma/host.h"
+#include "kernels/common/launch.cuh"
+#include "runtime/device_props.h"
 
 namespace gemmlab {
 namespace {
@@ -102,12 +104,11 @@ cudaError_t launch_typed(const GemmProblem& p, const PreparedOperands& ops) {
   if (e != cudaSuccess) return e;
   auto* kern = tma_pipelined_kernel<T, kAK, kBK>;
   constexpr int smem = smem_bytes<T, kAK, kBK>();
-  e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  e = prepare_function(reinterpret_cast<const void*>(kern), smem);
   if (e != cudaSuccess) return e;
   const TileGrid tg = make_tile_grid(p, kBM, kBN);
-  kern<<<grid_1d(tg), kThreads, smem, p.stream>>>(map_a, map_b, make_epilogue(p),
-                                                   static_cast<int>(p.k), tg.m_tiles, tg.n_tiles);
-  return cudaGetLastError();
+  return launch_kernel(kern, grid_1d(tg), kThreads, smem, p.stream, map_a, map_b,
+                       make_epilogue(p), static_cast<int>(p.k), tg.m_tiles, tg.n_tiles);
 }
 
 LaunchConfig config(const GemmProblem& p) {

@@ -1,15 +1,16 @@
 // Copies of operands into aligned rows, straight or transposed (see aligned_rows.h). The one
 // place gemmlab's packing and realigning passes live: simt/13's realigned and transposed B, and
 // the TMA kernels' packed operands (sm90_host.cu) all come through copy_matrix.
-#include "kernels/common/aligned_rows.h"
+#include "runtime/aligned_rows.h"
 
-#include "kernels/common/workspace.h"
+#include "runtime/workspace.h"
 
 #include <algorithm>
 #include <climits>
 #include <cstdint>
 
 #include <cuda_runtime.h>
+#include "kernels/common/launch.cuh"
 
 namespace gemmlab {
 namespace {
@@ -63,18 +64,18 @@ cudaError_t launch_copy(const void* src, int64_t ld, void* dst, int64_t dst_ld, 
   if (transpose) {
     const int64_t col_tiles = (cols + 31) / 32, blocks = (rows + 31) / 32 * col_tiles;
     if (blocks > INT_MAX) return cudaErrorInvalidValue;
-    transpose_kernel<U><<<static_cast<unsigned>(blocks), dim3(32, 8), 0, stream>>>(
-        static_cast<const U*>(src), ld, static_cast<U*>(dst), dst_ld, static_cast<int>(rows),
-        static_cast<int>(cols), static_cast<int>(col_tiles));
+    return launch_kernel(transpose_kernel<U>, static_cast<unsigned>(blocks), dim3(32, 8), 0,
+                         stream, static_cast<const U*>(src), ld, static_cast<U*>(dst), dst_ld,
+                         static_cast<int>(rows), static_cast<int>(cols),
+                         static_cast<int>(col_tiles));
   } else {
     const int64_t chunks = rows * (dst_ld * static_cast<int64_t>(sizeof(U)) / 16);
     const int threads = 256;
     const int blocks =
         static_cast<int>(std::min<int64_t>((chunks + threads - 1) / threads, 1 << 16));
-    realign_kernel<U><<<blocks, threads, 0, stream>>>(static_cast<const U*>(src), ld,
-                                                      static_cast<U*>(dst), dst_ld, rows, cols);
+    return launch_kernel(realign_kernel<U>, blocks, threads, 0, stream, static_cast<const U*>(src), ld,
+                         static_cast<U*>(dst), dst_ld, rows, cols);
   }
-  return cudaGetLastError();
 }
 
 // A workspace copy of the rows x cols matrix (transpose: of its transpose) with aligned rows.

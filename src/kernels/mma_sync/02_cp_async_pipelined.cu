@@ -22,9 +22,11 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "kernels/common/aligned_rows.h"
+#include "runtime/aligned_rows.h"
+#include "runtime/device_props.h"
 #include "kernels/common/gemm_common.cuh"
-#include "kernels/common/mma_sm80_tile.cuh"
+#include "kernels/mma_sync/tile.cuh"
+#include "kernels/common/launch.cuh"
 
 namespace gemmlab {
 namespace {
@@ -182,21 +184,20 @@ struct Variant {
   using S = StageLayout<T, Cfg, kTransA, kTransB>;
   static const void* kernel() {
     // Raise the dynamic smem limit here too, so occupancy queries on config() see the real one.
-    cudaFuncSetAttribute(mma_pipelined_kernel<T, Cfg, kTransA, kTransB>,
-                         cudaFuncAttributeMaxDynamicSharedMemorySize, S::kSmemBytes);
+    prepare_function(reinterpret_cast<const void*>(mma_pipelined_kernel<T, Cfg, kTransA, kTransB>),
+                     S::kSmemBytes);
     return reinterpret_cast<const void*>(mma_pipelined_kernel<T, Cfg, kTransA, kTransB>);
   }
   static cudaError_t run(const GemmProblem& p, const T* A, int lda, const T* B, int ldb) {
     const TileGrid tg = make_tile_grid(p, Cfg::BM, Cfg::BN);
-    if (cudaError_t e = cudaFuncSetAttribute(mma_pipelined_kernel<T, Cfg, kTransA, kTransB>,
-                                             cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             S::kSmemBytes);
+    if (cudaError_t e = prepare_function(
+            reinterpret_cast<const void*>(mma_pipelined_kernel<T, Cfg, kTransA, kTransB>),
+            S::kSmemBytes);
         e != cudaSuccess)
       return e;
-    mma_pipelined_kernel<T, Cfg, kTransA, kTransB>
-        <<<grid_1d(tg), Cfg::kThreads, S::kSmemBytes, p.stream>>>(
-            A, lda, B, ldb, make_epilogue(p), static_cast<int>(p.k), tg.m_tiles, tg.n_tiles);
-    return cudaGetLastError();
+    return launch_kernel(mma_pipelined_kernel<T, Cfg, kTransA, kTransB>, grid_1d(tg),
+                         Cfg::kThreads, S::kSmemBytes, p.stream, A, lda, B, ldb,
+                         make_epilogue(p), static_cast<int>(p.k), tg.m_tiles, tg.n_tiles);
   }
 };
 

@@ -1,6 +1,7 @@
 // C = beta * C for the degenerate problems (k == 0 or alpha == 0) where no product is formed.
 // beta == 0 writes zeros without reading C.
-#include "kernels/common/scale_c.h"
+#include "runtime/scale_c.h"
+#include "kernels/common/launch.cuh"
 
 namespace gemmlab {
 namespace {
@@ -18,9 +19,8 @@ cudaError_t scale_c(float* C, int64_t ldc, int64_t m, int64_t n, float beta, cud
   const int64_t total = m * n;
   const int threads = 256;
   const int blocks = static_cast<int>(std::min<int64_t>((total + threads - 1) / threads, 65536));
-  scale_c_kernel<<<blocks, threads, 0, stream>>>(C, static_cast<int>(ldc), static_cast<int>(m),
-                                                 static_cast<int>(n), beta);
-  return cudaGetLastError();
+  return launch_kernel(scale_c_kernel, blocks, threads, 0, stream, C, static_cast<int>(ldc),
+                       static_cast<int>(m), static_cast<int>(n), beta);
 }
 
 }  // namespace gemmlab

@@ -19,7 +19,7 @@
 
 #include "kernels/common/cp_async.cuh"
 #include "kernels/common/gemm_common.cuh"
-#include "kernels/common/mma_sm80.cuh"
+#include "kernels/mma_sync/mma.cuh"
 
 namespace gemmlab {
 

@@ -1,16 +1,20 @@
-#include "kernels/common/device_props.h"
+#include "runtime/device_props.h"
 
 #include <atomic>
+#include <mutex>
+#include <set>
+#include <utility>
 
-#include <cuda_runtime_api.h>
+#include "runtime/capture_guard.h"
 
 namespace gemmlab {
 namespace {
 
+constexpr int kMaxDevices = 128;
+
 // attr of the current device, cached per device; `fallback` when it cannot be asked.
 template <cudaDeviceAttr kAttr>
 int cached_attribute(int fallback) {
-  constexpr int kMaxDevices = 128;
   static std::atomic<int> cached[kMaxDevices] = {};
   int dev = 0;
   if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) return fallback;
@@ -23,6 +27,14 @@ int cached_attribute(int fallback) {
 }
 
 }  // namespace
+
+cudaError_t current_device(int* dev) { return cudaGetDevice(dev); }
+
+int device_cc() {
+  const int major = cached_attribute<cudaDevAttrComputeCapabilityMajor>(0);
+  const int minor = cached_attribute<cudaDevAttrComputeCapabilityMinor>(-1);
+  return major > 0 ? major * 10 + (minor < 0 ? 0 : minor) : 0;
+}
 
 int device_sm_count() { return cached_attribute<cudaDevAttrMultiProcessorCount>(1); }
 
@@ -37,6 +49,21 @@ int carveout_for(int blocks, int smem_per_block) {
   const long long need = static_cast<long long>(blocks) * (smem_per_block + kReservedPerBlock);
   const long long pct = (need * 100 + per_sm - 1) / per_sm;  // rounded up: never too little
   return static_cast<int>(pct > 100 ? 100 : pct);
+}
+
+cudaError_t prepare_function(const void* f, int smem_bytes, int carveout) {
+  int dev = 0;
+  if (cudaError_t e = cudaGetDevice(&dev); e != cudaSuccess) return e;
+  static std::mutex mutex;
+  static std::set<std::pair<int, const void*>> done;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (done.count({dev, f})) return cudaSuccess;
+  CaptureGuard relaxed;
+  cudaError_t e = cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes);
+  if (e == cudaSuccess && carveout >= 0)
+    e = cudaFuncSetAttribute(f, cudaFuncAttributePreferredSharedMemoryCarveout, carveout);
+  if (e == cudaSuccess) done.insert({dev, f});
+  return e;
 }
 
 }  // namespace gemmlab

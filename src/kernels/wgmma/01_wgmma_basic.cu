@@ -11,8 +11,10 @@
 // wgmma fragment layout. Seed: beyond the seeds.
 // Measured 2026-11-22, H100 80GB HBM3, gemm-bench NN, same run as cuBLAS: 4096^3 bf16
 // 35.4 TFLOP/s (5% of cuBLAS 753.8): the copies, not the tensor cores, set the pace.
-#include "kernels/common/sm90.cuh"
-#include "kernels/common/sm90_host.h"
+#include "kernels/wgmma/sm90.cuh"
+#include "kernels/wgmma/host.h"
+#include "kernels/common/launch.cuh"
+#include "runtime/device_props.h"
 
 namespace gemmlab {
 namespace {
@@ -107,13 +109,12 @@ cudaError_t launch(const GemmProblem& p) {
     using T = typename decltype(tag)::type;
     auto* kern = wgmma_basic_kernel<T>;
     constexpr int smem = smem_bytes<T>();
-    cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+    cudaError_t e = prepare_function(reinterpret_cast<const void*>(kern), smem);
     if (e != cudaSuccess) return e;
     const TileGrid tg = make_tile_grid(p, kBM, kBN);
-    kern<<<grid_1d(tg), kThreads, smem, p.stream>>>(operand_a<T>(p), operand_bt<T>(p),
-                                                     make_epilogue(p), static_cast<int>(p.k),
-                                                     tg.m_tiles, tg.n_tiles);
-    return cudaGetLastError();
+    return launch_kernel(kern, grid_1d(tg), kThreads, smem, p.stream, operand_a<T>(p),
+                         operand_bt<T>(p), make_epilogue(p), static_cast<int>(p.k), tg.m_tiles,
+                         tg.n_tiles);
   });
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "kernels/common/gemm_common.cuh"
+#include "kernels/common/launch.cuh"
 
 namespace gemmlab {
 
@@ -40,8 +41,7 @@ LaunchConfig simt_config(const GemmProblem& p, dim3 block) {
 template <SimtKernel kKernel, int BM, int BN>
 cudaError_t simt_launch(const GemmProblem& p, dim3 block) {
   const LaunchConfig c = simt_config<kKernel, BM, BN>(p, block);
-  kKernel<<<c.grid, c.block, 0, p.stream>>>(make_simt_args(p, BN));
-  return cudaGetLastError();
+  return launch_kernel(kKernel, c.grid, c.block, 0, p.stream, make_simt_args(p, BN));
 }
 
 __device__ __forceinline__ int thread_rank() {

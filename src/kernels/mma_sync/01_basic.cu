@@ -19,7 +19,8 @@
 #include <cuda_fp16.h>
 
 #include "kernels/common/gemm_common.cuh"
-#include "kernels/common/mma_sm80_tile.cuh"
+#include "kernels/mma_sync/tile.cuh"
+#include "kernels/common/launch.cuh"
 
 namespace gemmlab {
 namespace {
@@ -113,11 +114,10 @@ LaunchConfig config(const GemmProblem& p) {
 template <typename T>
 cudaError_t launch_typed(const GemmProblem& p) {
   const TileGrid tg = make_tile_grid(p, kBM, kBN);
-  mma_basic_kernel<T><<<grid_1d(tg), kThreads, 0, p.stream>>>(
-      static_cast<const T*>(p.A), static_cast<int>(p.lda), p.op_a == Op::T,
-      static_cast<const T*>(p.B), static_cast<int>(p.ldb), p.op_b == Op::T, make_epilogue(p),
-      static_cast<int>(p.k), tg.n_tiles);
-  return cudaGetLastError();
+  return launch_kernel(mma_basic_kernel<T>, grid_1d(tg), kThreads, 0, p.stream,
+                       static_cast<const T*>(p.A), static_cast<int>(p.lda), p.op_a == Op::T,
+                       static_cast<const T*>(p.B), static_cast<int>(p.ldb), p.op_b == Op::T,
+                       make_epilogue(p), static_cast<int>(p.k), tg.n_tiles);
 }
 
 cudaError_t launch(const GemmProblem& p) {

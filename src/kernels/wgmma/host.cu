@@ -1,8 +1,8 @@
 // Host side of the sm_90a kernels (see sm90_host.h): tensor maps, and the operand packing plan (the copies themselves: aligned_rows.h).
-#include "kernels/common/sm90_host.h"
+#include "kernels/wgmma/host.h"
 
-#include "kernels/common/aligned_rows.h"
-#include "kernels/common/workspace.h"
+#include "runtime/aligned_rows.h"
+#include "runtime/workspace.h"
 
 #include <climits>
 #include <mutex>

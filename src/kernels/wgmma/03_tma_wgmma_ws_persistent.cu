@@ -45,11 +45,11 @@
 #include <type_traits>
 #include <utility>
 
-#include "kernels/common/device_props.h"
-#include "kernels/common/sm90.cuh"
-#include "kernels/common/sm90_host.h"
+#include "runtime/device_props.h"
+#include "kernels/wgmma/sm90.cuh"
+#include "kernels/wgmma/host.h"
 #include "kernels/common/split_k.cuh"
-#include "kernels/common/workspace.h"
+#include "runtime/workspace.h"
 
 namespace gemmlab {
 namespace {
@@ -409,7 +409,7 @@ cudaError_t launch_typed(const GemmProblem& p, const PreparedOperands& ops) {
   if (e != cudaSuccess) return e;
   auto* kern = ws_persistent_kernel<T, kAK, kBK, kSwapped>;
   constexpr int smem = smem_bytes<T, kAK, kBK>();
-  e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+  e = prepare_function(reinterpret_cast<const void*>(kern), smem);
   if (e != cudaSuccess) return e;
   // The tile grid runs over the kernel's a x b (n x m when swapped), in cluster tiles.
   const int rows = static_cast<int>(ops.a.mn), cols = static_cast<int>(ops.b.mn);
@@ -422,15 +422,7 @@ cudaError_t launch_typed(const GemmProblem& p, const PreparedOperands& ops) {
   cfg.blockDim = dim3(kThreads), cfg.dynamicSmemBytes = smem, cfg.stream = p.stream;
   // Persistent: one CTA per SM, or as many clusters as fit at once (a cluster's CTAs share a
   // GPC), queried once.
-  static const int max_clusters = [&] {
-    int n = device_sm_count() / kCluster;
-    if constexpr (kCluster > 1) {
-      cfg.gridDim = dim3(n * kCluster);
-      int q = 0;
-      if (cudaOccupancyMaxActiveClusters(&q, kern, &cfg) == cudaSuccess && q >= 1) n = q;
-    }
-    return n;
-  }();
+  const int max_clusters = device_sm_count() / kCluster;  // per device (cached there)
   const int tiles = m_tiles * n_tiles;
   int ctas = std::min(tiles, max_clusters);
   // Stream-k (see StreamK) where it pays (stream_k_pays) and every run still spans >= 4
