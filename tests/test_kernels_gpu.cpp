@@ -178,7 +178,7 @@ TEST(LargeShapes, Simt13TransposedBCopy) {
   for (Op a : {Op::N, Op::T})
     for (int pad : {0, 3})
       check_kernel({Precision::FP32, {2048, 2048, 2048}, a, Op::T, pad, pad == 0},
-                   "simt/13_cp_async_multistage");
+                   "simt/15_cp_async_multistage");
 }
 
 // simt/13 gives the last wave of 128 x 256 tiles a stream-k tail when that wave would leave many
@@ -188,7 +188,7 @@ TEST(LargeShapes, Simt13TransposedBCopy) {
 // per SM instead of one per tile).
 TEST(LargeShapes, Simt13StreamKTail) {
   GEMMLAB_REQUIRE_GPU();
-  const char* kName = "simt/13_cp_async_multistage";
+  const char* kName = "simt/15_cp_async_multistage";
   if (const unsigned grid = h100_grid(kName, Precision::FP32, 2500, 2500, 1024))
     EXPECT_EQ(grid, 132u);
   for (auto [a, b] : {std::pair{Op::N, Op::N}, {Op::N, Op::T}, {Op::T, Op::N}})

@@ -50,7 +50,7 @@ cudaError_t launch(const GemmProblem& p) {
 }  // namespace
 
 extern const KernelDesc kSimtRegblockCoalesced = {
-    "simt/08_regblock_4x4_coalesced", 8, "simt", "seed 002 kernel 5; seed 003 padding",
+    "simt/10_regblock_4x4_coalesced", 10, "simt", "seed 002 kernel 5; seed 003 padding",
     "4x4 register blocking with coalesced cooperative tile loads, padded A tile", kFP32, 50, 8,
     nullptr, launch, config};
 

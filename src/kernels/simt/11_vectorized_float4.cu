@@ -53,7 +53,7 @@ cudaError_t launch(const GemmProblem& p) {
 }  // namespace
 
 extern const KernelDesc kSimtVectorizedFloat4 = {
-    "simt/09_vectorized_float4", 9, "simt", "seed 000 v4",
+    "simt/11_vectorized_float4", 11, "simt", "seed 000 v4",
     "float4 global and shared loads, A transposed in shared memory, 64x64 tile, 4x4 per thread",
     kFP32, 50, 9, nullptr, launch, config};
 

@@ -48,7 +48,7 @@ cudaError_t launch(const GemmProblem& p) {
 }  // namespace
 
 extern const KernelDesc kSimtRectTiles8x32 = {
-    "simt/05_rect_tiles_8x32", 5, "simt", "seed 001 rectangular tiles (8x32)",
+    "simt/06_rect_tiles_8x32", 6, "simt", "seed 001 rectangular tiles (8x32)",
     "8x32 block tiles: full 128-byte rows with small blocks", kFP32, 50, 5, nullptr, launch, config};
 
 }  // namespace gemmlab

@@ -55,7 +55,7 @@ cudaError_t launch(const GemmProblem& p) {
 }  // namespace
 
 extern const KernelDesc kSimtSmemDoubleBuffered = {
-    "simt/06_smem_double_buffered", 6, "simt", "seed 002 kernel 3",
+    "simt/07_smem_double_buffered", 7, "simt", "seed 002 kernel 3",
     "32x32 tiles, two shared buffers: load tile t+1 while computing tile t", kFP32, 50, 6, nullptr,
     launch, config};
 

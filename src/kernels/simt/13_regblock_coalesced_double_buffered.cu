@@ -53,7 +53,7 @@ cudaError_t launch(const GemmProblem& p) {
 }  // namespace
 
 extern const KernelDesc kSimtRegblockDoubleBuffered = {
-    "simt/11_regblock_coalesced_double_buffered", 11, "simt", "seed 002 kernel 6",
+    "simt/13_regblock_coalesced_double_buffered", 13, "simt", "seed 002 kernel 6",
     "step 8 plus double-buffered shared memory", kFP32, 50, 11, nullptr, launch, config};
 
 }  // namespace gemmlab

@@ -724,7 +724,7 @@ cudaError_t launch(const GemmProblem& p) {
 }  // namespace
 
 extern const KernelDesc kSimtCpAsyncMultistage = {
-    "simt/13_cp_async_multistage", 13, "simt", "beyond the seeds",
+    "simt/15_cp_async_multistage", 15, "simt", "beyond the seeds",
     "cp.async 4-8 stage pipeline (16 B or 4 B copies by layout/alignment), 128x256 (8x16/thread) "
     "or 128x128 (8x8/thread) blocks, grouped tile order, ordered split-k for small grids, "
     "stream-k tail for a badly filled last wave, thin "

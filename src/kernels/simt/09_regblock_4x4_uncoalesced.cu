@@ -52,7 +52,7 @@ cudaError_t launch(const GemmProblem& p) {
 }  // namespace
 
 extern const KernelDesc kSimtRegblockUncoalesced = {
-    "simt/07_regblock_4x4_uncoalesced", 7, "simt", "seed 003; seed 002 kernel 4",
+    "simt/09_regblock_4x4_uncoalesced", 9, "simt", "seed 003; seed 002 kernel 4",
     "4x4 outputs per thread in registers (64x64 tile), thread-owned uncoalesced tile loads", kFP32,
     50, 7, nullptr, launch, config};
 

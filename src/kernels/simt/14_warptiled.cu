@@ -141,7 +141,7 @@ cudaError_t launch(const GemmProblem& p) {
 }  // namespace
 
 extern const KernelDesc kSimtWarptiled = {
-    "simt/12_warptiled", 12, "simt", "beyond the seeds",
+    "simt/14_warptiled", 14, "simt", "beyond the seeds",
     "128x128x8 block, 32x64 warp tiles, 8x8 per thread (2x2 of 4x4), k-major padded smem, "
     "register double-buffered fragments",
     kFP32, 80, 90, nullptr, launch, config};

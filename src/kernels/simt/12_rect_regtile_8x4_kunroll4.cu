@@ -61,7 +61,7 @@ cudaError_t launch(const GemmProblem& p) {
 }  // namespace
 
 extern const KernelDesc kSimtRectRegtile8x4 = {
-    "simt/10_rect_regtile_8x4_kunroll4", 10, "simt", "seed 000 v5",
+    "simt/12_rect_regtile_8x4_kunroll4", 12, "simt", "seed 000 v5",
     "8x4 outputs per thread (64x64 tile, 128 threads), k-loop unrolled by 4", kFP32, 50, 10,
     nullptr, launch, config};
 
