@@ -171,24 +171,24 @@ unsigned h100_grid(const char* name, Precision prec, int64_t m, int64_t n, int64
   return kd->config(p).grid.x;
 }
 
-// simt/13 copies B^T transposed (and runs NT as NN, TT as TN) only when the copy is cheap next to
+// simt/sgemm copies B^T transposed (and runs NT as NN, TT as TN) only when the copy is cheap next to
 // the GEMM, so the small shapes above never take that path; 2048^3 does.
-TEST(LargeShapes, Simt13TransposedBCopy) {
+TEST(LargeShapes, SgemmTransposedBCopy) {
   GEMMLAB_REQUIRE_GPU();
   for (Op a : {Op::N, Op::T})
     for (int pad : {0, 3})
       check_kernel({Precision::FP32, {2048, 2048, 2048}, a, Op::T, pad, pad == 0},
-                   "simt/15_cp_async_multistage");
+                   "simt/sgemm");
 }
 
-// simt/13 gives the last wave of 128 x 256 tiles a stream-k tail when that wave would leave many
+// simt/sgemm gives the last wave of 128 x 256 tiles a stream-k tail when that wave would leave many
 // SMs idle: 2500 x 2500 x 1024 has 200 tiles, 1.5 waves on 132 SMs. Checked against fp64 in the
 // layouts that reach the 128 x 256 tile (NN, NT through the transposed copy, TN) and with
 // misaligned rows (realigned first); on an H100 SXM the launch must be the tail alone (one block
 // per SM instead of one per tile).
-TEST(LargeShapes, Simt13StreamKTail) {
+TEST(LargeShapes, SgemmStreamKTail) {
   GEMMLAB_REQUIRE_GPU();
-  const char* kName = "simt/15_cp_async_multistage";
+  const char* kName = "simt/sgemm";
   if (const unsigned grid = h100_grid(kName, Precision::FP32, 2500, 2500, 1024))
     EXPECT_EQ(grid, 132u);
   for (auto [a, b] : {std::pair{Op::N, Op::N}, {Op::N, Op::T}, {Op::T, Op::N}})
@@ -197,7 +197,7 @@ TEST(LargeShapes, Simt13StreamKTail) {
 }
 
 // The Hopper kernels pad the rows of a 16-bit MN-major operand to 128 bytes when its rows are
-// only 16-byte aligned and the GEMM is large enough (sm90_host.cu, worth_padding): 3000^3 takes
+// only 16-byte aligned and the GEMM is large enough (wgmma/host.cu, worth_padding): 3000^3 takes
 // that path for B in NN and for A in TN. The small shapes above never do.
 TEST(LargeShapes, Wgmma03PaddedRows) {
   GEMMLAB_REQUIRE_GPU();
@@ -326,7 +326,8 @@ TEST(AutoKernel, SmallGrids16BitTakeWgmma02) {
                         {1024, 1024, 1024, Precision::FP16, "wgmma/02_tma_wgmma_pipelined"},
                         {1024, 1024, 1024, Precision::TF32, "wgmma/03_tma_wgmma_ws_persistent"},
                         {4096, 4096, 64, Precision::BF16, "wgmma/03_tma_wgmma_ws_persistent"},
-                        {1024, 1024, 4096, Precision::BF16, "wgmma/03_tma_wgmma_ws_persistent"}};
+                        {1024, 1024, 4096, Precision::BF16, "wgmma/03_tma_wgmma_ws_persistent"},
+                        {1025, 1025, 1025, Precision::FP32, "simt/sgemm"}};
   for (const Want& w : wants) {
     SCOPED_TRACE(std::to_string(w.m) + "x" + std::to_string(w.n) + " " + precision_name(w.prec));
     const int eb = input_bytes(w.prec);
@@ -338,7 +339,7 @@ TEST(AutoKernel, SmallGrids16BitTakeWgmma02) {
   }
 }
 
-// simt/13 asks for just the shared memory its resident blocks need (the rest stays L1): the
+// simt/sgemm asks for just the shared memory its resident blocks need (the rest stays L1): the
 // carveout must never be too small for them, or occupancy would silently halve.
 TEST(DeviceProps, CarveoutFitsTheBlocks) {
   GEMMLAB_REQUIRE_GPU();

@@ -1,6 +1,7 @@
-// The one list of kernels. Each kernel file defines its KernelDesc; this file names them in ladder
-// order. To add a kernel: write its file under src/kernels/, then add one extern line and one
-// entry below.
+// The one list of kernels. Each kernel file defines its KernelDesc (designated initializers, one
+// field per line); this file names them in ladder order, production kernels after their family's
+// steps. To add a kernel: write its file under src/kernels/<family>/, then add one extern line and
+// one entry below.
 #include "registry/registry.h"
 
 #include <cstdio>
@@ -19,8 +20,9 @@ extern const KernelDesc kSimtRegblockCoalesced;
 extern const KernelDesc kSimtVectorizedFloat4;
 extern const KernelDesc kSimtRectRegtile8x4;
 extern const KernelDesc kSimtRegblockDoubleBuffered;
-extern const KernelDesc kSimtWarptiled;          // 12_warptiled.cu
-extern const KernelDesc kSimtCpAsyncMultistage;  // 13_cp_async_multistage.cu
+extern const KernelDesc kSimtWarptiled;          // 14_warptiled.cu
+extern const KernelDesc kSimtCpAsyncMultistage;  // 15_cp_async_multistage.cu
+extern const KernelDesc kSimtSgemm;              // sgemm.cu: the production FP32 kernel
 // ---- simt: end ----
 
 // ---- tensor cores: mma.sync (sm_80+) ----
@@ -50,6 +52,7 @@ const std::vector<KernelDesc>& all_kernels() {
       kSimtRegblockDoubleBuffered,
       kSimtWarptiled,
       kSimtCpAsyncMultistage,
+      kSimtSgemm,
       // simt: end
       // mma.sync
       kMmaSyncBasic,

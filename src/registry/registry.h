@@ -30,6 +30,13 @@ struct GemmProblem {
   cudaStream_t stream = nullptr;
 };
 
+// What a launch planner needs to know of the device it plans for. The runtime fills it from the
+// current device (runtime/device_props.h: current_device_desc); CPU tests pass made-up ones.
+struct DeviceDesc {
+  int sms = 1;          // multiprocessors
+  int smem_per_sm = 0;  // shared memory one multiprocessor can give its blocks, bytes
+};
+
 enum DtypeMask : unsigned {
   kFP32 = 1u << 0,
   kTF32 = 1u << 1,
@@ -52,12 +59,13 @@ struct LaunchConfig {
 
 struct KernelDesc {
   const char* name;     // registry name, e.g. "simt/01_naive"; what gemm(..., kernel) takes
-  int step;             // ladder step within its family (1 = first)
-  const char* family;   // "simt", "mma.sync", "wgmma"
+  int step;             // ladder step within its family (1 = first; production kernels last)
+  const char* family;   // "simt", "mma_sync", "wgmma": the folder and the registry prefix
   const char* seed;     // seed file and step it reproduces, or "beyond the seeds"
   const char* summary;  // one line: the mechanism
   unsigned dtypes;      // DtypeMask bits
-  int min_cc;           // minimum compute capability, e.g. 80; 90 for sm_90a kernels
+  int min_cc;           // minimum compute capability the build runs it on: 80 (the build emits
+                        // sm_80 and sm_90a code, plus compute_80 PTX); 90 for sm_90a kernels
   int auto_priority;    // `auto` picks the highest-priority kernel that can run; 0 = never auto
   // nullptr if the kernel can run this problem; otherwise a static string naming the failed
   // constraint (e.g. "needs lda % 8 == 0"). Precision and compute capability are checked by the

@@ -19,6 +19,11 @@ namespace gemmlab {
 cudaError_t copy_matrix(const void* src, int64_t ld_src, void* dst, int64_t ld_dst, int64_t rows,
                         int64_t cols, int elem_bytes, bool transpose, cudaStream_t stream);
 
+// True when a pointer and leading dimension allow `bytes`-wide vector access to every row.
+inline bool rows_aligned(const void* ptr, int64_t ld, int64_t elem_bytes, int64_t bytes) {
+  return reinterpret_cast<uintptr_t>(ptr) % bytes == 0 && (ld * elem_bytes) % bytes == 0;
+}
+
 // The leading dimension (in elements) of the realigned copy: cols rounded up to 16 bytes.
 inline int64_t aligned_ld_16(int64_t cols, int elem_bytes) {
   const int64_t per16 = 16 / elem_bytes;

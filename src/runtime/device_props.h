@@ -5,6 +5,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include "registry/registry.h"
+
 namespace gemmlab {
 
 // The current device's ordinal, or a CUDA error.
@@ -18,6 +20,9 @@ int device_sm_count();
 
 // Shared memory one multiprocessor can give its blocks, in bytes (0 if it cannot be asked).
 int device_smem_per_sm();
+
+// The planners' view of the current device.
+inline DeviceDesc current_device_desc() { return {device_sm_count(), device_smem_per_sm()}; }
 
 // The shared-memory carveout (percent of device_smem_per_sm(), for
 // cudaFuncAttributePreferredSharedMemoryCarveout) that just fits `blocks` resident blocks of

@@ -63,6 +63,25 @@ struct DeviceBuffer {
   ~DeviceBuffer() { cudaFree(ptr); }
 };
 
+// A problem of the bench: tight leading dimensions, alpha 1, beta 0; with the stored shapes of A
+// and B and the element size.
+struct TightProblem {
+  GemmProblem p;
+  int64_t ar, ac, br, bc;  // A stored ar x ac, B stored br x bc
+  int eb;                  // bytes per element of A and B
+};
+TightProblem tight_problem(const Shape& s, Precision dtype, Op op_a, Op op_b) {
+  TightProblem t;
+  GemmProblem& p = t.p;
+  p.precision = dtype, p.op_a = op_a, p.op_b = op_b, p.m = s.m, p.n = s.n, p.k = s.k;
+  p.alpha = 1.f, p.beta = 0.f;
+  gemmlab::stored_shape_a(p, &t.ar, &t.ac);
+  gemmlab::stored_shape_b(p, &t.br, &t.bc);
+  p.lda = t.ac, p.ldb = t.bc, p.ldc = s.n;
+  t.eb = gemmlab::input_bytes(dtype);
+  return t;
+}
+
 struct Events {
   cudaEvent_t start, stop;
   Events() {
@@ -204,14 +223,10 @@ Report run_gpu_bench(const Options& opt, const DeviceInfo& dev) {
           r.error_bound = gemmlab::error_bound(dtype);
           return r;
         };
-        GemmProblem p;
-        p.precision = dtype, p.op_a = op_a, p.op_b = op_b, p.m = s.m, p.n = s.n, p.k = s.k;
-        p.alpha = 1.f, p.beta = 0.f;
-        int64_t ar, ac, br, bc;
-        gemmlab::stored_shape_a(p, &ar, &ac);
-        gemmlab::stored_shape_b(p, &br, &bc);
-        p.lda = ac, p.ldb = bc, p.ldc = s.n;
-        const int eb = gemmlab::input_bytes(dtype);
+        TightProblem tp = tight_problem(s, dtype, op_a, op_b);
+        GemmProblem& p = tp.p;
+        const int64_t ar = tp.ar, ac = tp.ac, br = tp.br, bc = tp.bc;
+        const int eb = tp.eb;
         const double need = double(ar) * ac * eb + double(br) * bc * eb + double(s.m) * s.n * 4 +
                             (opt.check ? 8.0 * (ar * ac + br * bc + s.m * s.n) : 0.0);
         size_t free_b = 0, total_b = 0;
@@ -335,13 +350,10 @@ Report run_cpu_bench(const Options& opt) {
         r.kernel = "cpu_fp64_reference", r.family = "reference", r.shape = s, r.dtype = dtype;
         r.trans = std::string(op_a == Op::N ? "N" : "T") + (op_b == Op::N ? "N" : "T");
         progress(opt, ++done, total, "cpu " + shape_text(s) + " " + gemmlab::precision_name(dtype));
-        GemmProblem p;
-        p.precision = dtype, p.op_a = op_a, p.op_b = op_b, p.m = s.m, p.n = s.n, p.k = s.k;
-        int64_t ar, ac, br, bc;
-        gemmlab::stored_shape_a(p, &ar, &ac);
-        gemmlab::stored_shape_b(p, &br, &bc);
-        p.lda = ac, p.ldb = bc, p.ldc = s.n;
-        const int eb = gemmlab::input_bytes(dtype);
+        TightProblem tp = tight_problem(s, dtype, op_a, op_b);
+        GemmProblem& p = tp.p;
+        const int64_t ar = tp.ar, ac = tp.ac, br = tp.br, bc = tp.bc;
+        const int eb = tp.eb;
         std::vector<char> a(ar * ac * eb), b(br * bc * eb);
         gemmlab::fill_random_host(a.data(), ar * ac, dtype, 1);
         gemmlab::fill_random_host(b.data(), br * bc, dtype, 2);
@@ -378,13 +390,10 @@ int run_profile(const Options& opt, const DeviceInfo& dev, const char* argv0) {
     for (Precision d : {Precision::FP32, Precision::TF32, Precision::BF16, Precision::FP16})
       if (k->dtypes & gemmlab::dtype_bit(d)) { dtype = d; break; }
   const auto [op_a, op_b] = opt.trans.front();
-  GemmProblem p;
-  p.precision = dtype, p.op_a = op_a, p.op_b = op_b, p.m = s.m, p.n = s.n, p.k = s.k;
-  int64_t ar, ac, br, bc;
-  gemmlab::stored_shape_a(p, &ar, &ac);
-  gemmlab::stored_shape_b(p, &br, &bc);
-  p.lda = ac, p.ldb = bc, p.ldc = s.n;
-  const int eb = gemmlab::input_bytes(dtype);
+  TightProblem tp = tight_problem(s, dtype, op_a, op_b);
+  GemmProblem& p = tp.p;
+  const int64_t ar = tp.ar, ac = tp.ac, br = tp.br, bc = tp.bc;
+  const int eb = tp.eb;
   DeviceBuffer a(ar * ac * eb), b(br * bc * eb), c(s.m * s.n * 4);
   if (!a.ptr || !b.ptr || !c.ptr) {
     std::fprintf(stderr, "gemm-bench: cudaMalloc failed for %s\n", shape_text(s).c_str());

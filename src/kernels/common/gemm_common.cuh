@@ -10,51 +10,26 @@
 
 #include <cuda_runtime.h>
 
+#include "kernels/common/tile_schedule.h"
+#include "runtime/aligned_rows.h"  // rows_aligned
 #include "registry/registry.h"
 
 namespace gemmlab {
 
-__host__ __device__ constexpr inline int ceil_div(int a, int b) { return (a + b - 1) / b; }
-
-// ---------------------------------------------------------------------------------------------
-// Tile scheduling. Kernels launch a 1-D grid of ceil(m/BM) * ceil(n/BN) blocks: gridDim.x allows
-// 2^31 - 1 blocks, where gridDim.y would stop at 65535 row tiles.
-// ---------------------------------------------------------------------------------------------
-struct TileGrid {
-  int m_tiles, n_tiles;
-};
-
+// Tile grids, tile orders and stream-k segments: tile_schedule.h.
 inline TileGrid make_tile_grid(const GemmProblem& p, int bm, int bn) {
-  return {ceil_div(static_cast<int>(p.m), bm), ceil_div(static_cast<int>(p.n), bn)};
+  return tile_grid(p.m, p.n, bm, bn);
 }
-
 // The 1-D grid for a tile grid; {0,0,0} (which fails to launch) if it has more than INT_MAX tiles.
 inline dim3 grid_1d(TileGrid t) {
-  const int64_t blocks = static_cast<int64_t>(t.m_tiles) * t.n_tiles;
-  return blocks > INT_MAX ? dim3(0, 0, 0) : dim3(static_cast<unsigned>(blocks));
+  const unsigned blocks = grid_blocks(t);
+  return blocks == 0 ? dim3(0, 0, 0) : dim3(blocks);
 }
-
-struct TileCoord {
-  int row0, col0;  // first row and column of C this block owns
-};
 
 // Row-major tile order: consecutive blocks walk along a row of C tiles.
 __device__ __forceinline__ TileCoord tile_rowmajor(int bm, int bn, int n_tiles) {
   const int t = static_cast<int>(blockIdx.x);
   return {(t / n_tiles) * bm, (t % n_tiles) * bn};
-}
-
-// Grouped ("swizzled") tile order for L2 reuse: blocks are issued in column-major order within
-// bands of `group` tile rows, so blocks resident together share the same few rows of A and columns
-// of B instead of sweeping a whole row of tiles of B.
-__device__ __forceinline__ TileCoord tile_grouped(int linear, int bm, int bn, int m_tiles,
-                                                  int n_tiles, int group) {
-  const int tiles_per_band = group * n_tiles;
-  const int band = linear / tiles_per_band;
-  const int first_row = band * group;
-  const int rows_in_band = min(group, m_tiles - first_row);
-  const int in_band = linear % tiles_per_band;
-  return {(first_row + in_band % rows_in_band) * bm, (in_band / rows_in_band) * bn};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -171,11 +146,6 @@ struct Epilogue {
 inline Epilogue make_epilogue(const GemmProblem& p) {
   return {p.C, static_cast<int>(p.ldc), p.alpha, p.beta, static_cast<int>(p.m),
           static_cast<int>(p.n)};
-}
-
-// True when a pointer and leading dimension allow `bytes`-wide vector access to every row.
-inline bool rows_aligned(const void* ptr, int64_t ld, int64_t elem_bytes, int64_t bytes) {
-  return reinterpret_cast<uintptr_t>(ptr) % bytes == 0 && (ld * elem_bytes) % bytes == 0;
 }
 
 }  // namespace gemmlab

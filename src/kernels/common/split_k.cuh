@@ -20,6 +20,7 @@
 
 #include <cstdint>
 
+#include "kernels/common/tile_schedule.h"
 #include "runtime/split_tags.h"
 
 namespace gemmlab {
@@ -72,23 +73,7 @@ __device__ __forceinline__ bool split_arrive_last(unsigned long long* counter,
                                  [] { __syncthreads(); });
 }
 
-// Stream-k: a sequence of tiles of kt k-steps each is cut into runs of `iters` steps, one run per
-// block (CTA), across tile boundaries. The part of run [it, end) that lies in one tile:
-struct StreamKSegment {
-  int tile;            // tile index within the sequence
-  int k_begin, k_end;  // its k-steps [k_begin, k_end)
-};
-__host__ __device__ __forceinline__ StreamKSegment stream_k_segment(int it, int end, int kt) {
-  const int tile = it / kt, k_begin = it % kt;
-  const int k_end = k_begin + (end - it) < kt ? k_begin + (end - it) : kt;
-  return {tile, k_begin, k_end};
-}
-// The runs (blocks) that share tile `tile`: first..last; last > first means partials to sum.
-__host__ __device__ __forceinline__ void stream_k_runs(int tile, int kt, int iters, int* first,
-                                                       int* last) {
-  *first = tile * kt / iters;
-  *last = ((tile + 1) * kt - 1) / iters;
-}
+// Stream-k segments and runs: tile_schedule.h.
 
 // A block's partial accumulators, kN floats per thread (kN % 4 == 0), in a thread-private
 // layout: float4 number q of thread tid at part[q * kThreads + tid]. Stores and loads are fully

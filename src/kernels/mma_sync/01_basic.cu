@@ -11,7 +11,7 @@
 // What is still slow: loads go through registers and stall every warp at the barriers; there is
 // no overlap of copying and mma (step 2 fixes that with cp.async stages).
 // Seed: beyond the seeds (seed 000 names tensor cores as "what's next").
-// Measured (H100 SXM, gemm-bench 4096^3 NN, 2026-11-22, cuBLAS in the same run): tf32 32.4 TFLOP/s
+// Measured (H100 SXM, gemm-bench 4096^3 NN, cuBLAS in the same run): tf32 32.4 TFLOP/s
 // (8% of cuBLAS), bf16 26.0 (3%), fp16 26.1 (4%).
 #include <type_traits>
 
@@ -132,8 +132,17 @@ cudaError_t launch(const GemmProblem& p) {
 }  // namespace
 
 extern const KernelDesc kMmaSyncBasic = {
-    "mma_sync/01_basic", 1, "mma.sync", "beyond the seeds",
-    "mma.sync from padded smem via ldmatrix, synchronous element loads, 64x64 block, 32x32 warps",
-    kTF32 | kBF16 | kFP16, 80, 10, nullptr, launch, config};
+    .name = "mma_sync/01_basic",
+    .step = 1,
+    .family = "mma_sync",
+    .seed = "beyond the seeds",
+    .summary = "mma.sync from padded smem via ldmatrix, synchronous element loads, 64x64 block, 32x32 warps",
+    .dtypes = kTF32 | kBF16 | kFP16,
+    .min_cc = 80,
+    .auto_priority = 10,
+    .unsupported = nullptr,
+    .launch = launch,
+    .config = config,
+};
 
 }  // namespace gemmlab

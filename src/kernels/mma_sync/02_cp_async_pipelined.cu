@@ -14,7 +14,7 @@
 // with rows that are not 16-byte aligned (ld = 4097, odd base) are first copied into an aligned
 // workspace on the stream (aligned_rows.h), a pass counted in this kernel's time.
 // Seed: beyond the seeds (seed 000 names tensor cores and double buffering as "what's next").
-// Measured (H100 SXM, gemm-bench NN, 2026-11-22, cuBLAS in the same run):
+// Measured (H100 SXM, gemm-bench NN, cuBLAS in the same run):
 //   4096^3: bf16 403.4 TFLOP/s (53% of cuBLAS 757.8), fp16 400.6 (54% of 740.6),
 //           tf32 144.4 (36% of 405.4; TN 140.4 = 54% of cuBLAS TN 259.3).
 //   4097^3 (ld 4097: realigning copy included): bf16 269.0 (199% of 135.5), fp16 266.6 (198%),
@@ -293,8 +293,17 @@ const char* unsupported(const GemmProblem& p) {
 }  // namespace
 
 extern const KernelDesc kMmaSyncPipelined = {
-    "mma_sync/02_cp_async_pipelined", 2, "mma.sync", "beyond the seeds",
-    "mma.sync, 4-stage cp.async pipeline, XOR-swizzled smem + ldmatrix(.trans), 64x64 warp tiles",
-    kTF32 | kBF16 | kFP16, 80, 50, unsupported, launch_cfg<Cfg16, Cfg32>, config_cfg<Cfg16, Cfg32>};
+    .name = "mma_sync/02_cp_async_pipelined",
+    .step = 2,
+    .family = "mma_sync",
+    .seed = "beyond the seeds",
+    .summary = "mma.sync, 4-stage cp.async pipeline, XOR-swizzled smem + ldmatrix(.trans), 64x64 warp tiles",
+    .dtypes = kTF32 | kBF16 | kFP16,
+    .min_cc = 80,
+    .auto_priority = 50,
+    .unsupported = unsupported,
+    .launch = launch_cfg<Cfg16, Cfg32>,
+    .config = config_cfg<Cfg16, Cfg32>,
+};
 
 }  // namespace gemmlab

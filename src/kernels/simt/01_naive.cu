@@ -5,7 +5,7 @@
 // Changed from before: nothing, this is the baseline. threadIdx.x walks rows of C, so a warp's
 // B loads (and C stores) are 32 different rows apart: uncoalesced, as in the seeds.
 // Seed: 000 v1, 002 kernel 1.
-// Measured (H100 SXM, gemm-bench 2026-11-22, cuBLAS SGEMM in the same run): 4096^3 0.5 TFLOP/s (1% of 51.6),
+// Measured (H100 SXM, gemm-bench, cuBLAS SGEMM in the same run): 4096^3 0.5 TFLOP/s (1% of 51.6),
 //   4097^3 1.7 (4% of 44.5); 32 registers, 8 blocks/SM. Tables: docs/results/h100-ladder.md.
 #include "kernels/common/gemm_common.cuh"
 #include "kernels/common/launch.cuh"
@@ -41,8 +41,17 @@ cudaError_t launch(const GemmProblem& p) {
 }  // namespace
 
 extern const KernelDesc kSimtNaive = {
-    "simt/01_naive", 1, "simt", "seed 000 v1; seed 002 kernel 1",
-    "one thread per output element, uncoalesced (thread x walks rows)",
-    kFP32, 50, 1, nullptr, launch, config};
+    .name = "simt/01_naive",
+    .step = 1,
+    .family = "simt",
+    .seed = "seed 000 v1; seed 002 kernel 1",
+    .summary = "one thread per output element, uncoalesced (thread x walks rows)",
+    .dtypes = kFP32,
+    .min_cc = 80,
+    .auto_priority = 1,
+    .unsupported = nullptr,
+    .launch = launch,
+    .config = config,
+};
 
 }  // namespace gemmlab

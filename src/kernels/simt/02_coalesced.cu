@@ -6,7 +6,7 @@
 // elements of a row of B (one or two transactions) and one broadcast element of A; its C stores
 // are consecutive too. Same arithmetic, same reuse, only the thread -> element mapping differs.
 // Seed: 002 kernel 1's coalescing discussion; 000 v1 notes the uncoalesced B access.
-// Measured (H100 SXM, gemm-bench 2026-11-22, cuBLAS SGEMM in the same run): 4096^3 6.1 TFLOP/s (12% of 51.6),
+// Measured (H100 SXM, gemm-bench, cuBLAS SGEMM in the same run): 4096^3 6.1 TFLOP/s (12% of 51.6),
 //   4097^3 6.0 (14% of 44.5); 32 registers, 8 blocks/SM. Tables: docs/results/h100-ladder.md.
 #include "kernels/simt/tiles.cuh"
 
@@ -36,8 +36,17 @@ cudaError_t launch(const GemmProblem& p) {
 }  // namespace
 
 extern const KernelDesc kSimtCoalesced = {
-    "simt/02_coalesced", 2, "simt", "seed 002 kernel 1 (coalescing fix); seed 000 v1",
-    "one thread per output, threadIdx.x walks columns so warps read consecutive addresses",
-    kFP32, 50, 2, nullptr, launch, config};
+    .name = "simt/02_coalesced",
+    .step = 2,
+    .family = "simt",
+    .seed = "seed 002 kernel 1 (coalescing fix); seed 000 v1",
+    .summary = "one thread per output, threadIdx.x walks columns so warps read consecutive addresses",
+    .dtypes = kFP32,
+    .min_cc = 80,
+    .auto_priority = 2,
+    .unsupported = nullptr,
+    .launch = launch,
+    .config = config,
+};
 
 }  // namespace gemmlab

@@ -7,7 +7,7 @@
 // traffic drops by the tile width, 32x. Each load is bounds-checked with an if/else per element
 // (zero outside the matrix), as in the seeds; those branches are what step 4 removes.
 // Seed: 000 v2, 002 kernel 2, 001 baseline (TILE_SIZE 32).
-// Measured (H100 SXM, gemm-bench 2026-11-22, cuBLAS SGEMM in the same run): 4096^3 6.7 TFLOP/s (13% of 51.6),
+// Measured (H100 SXM, gemm-bench, cuBLAS SGEMM in the same run): 4096^3 6.7 TFLOP/s (13% of 51.6),
 //   4097^3 6.5 (15% of 44.5); 32 registers, 2 blocks/SM. Tables: docs/results/h100-ladder.md.
 #include "kernels/simt/tiles.cuh"
 
@@ -43,8 +43,17 @@ cudaError_t launch(const GemmProblem& p) {
 }  // namespace
 
 extern const KernelDesc kSimtSmemTiled32 = {
-    "simt/03_smem_tiled_32", 3, "simt", "seed 000 v2; seed 002 kernel 2; seed 001 baseline",
-    "32x32 shared-memory tiles, bounds-checked (divergent) loads", kFP32, 50, 3, nullptr, launch,
-    config};
+    .name = "simt/03_smem_tiled_32",
+    .step = 3,
+    .family = "simt",
+    .seed = "seed 000 v2; seed 002 kernel 2; seed 001 baseline",
+    .summary = "32x32 shared-memory tiles, bounds-checked (divergent) loads",
+    .dtypes = kFP32,
+    .min_cc = 80,
+    .auto_priority = 3,
+    .unsupported = nullptr,
+    .launch = launch,
+    .config = config,
+};
 
 }  // namespace gemmlab

@@ -8,7 +8,7 @@
 // whole tile is inside the matrix, and then loads without any check; only edge tiles take the
 // zero-filling path ("virtual padding").
 // Seed: 001 "Overcome the Divergence" (tiled_matmul_padded).
-// Measured (H100 SXM, gemm-bench 2026-11-22, cuBLAS SGEMM in the same run): 4096^3 6.7 TFLOP/s (13% of 51.6),
+// Measured (H100 SXM, gemm-bench, cuBLAS SGEMM in the same run): 4096^3 6.7 TFLOP/s (13% of 51.6),
 //   4097^3 6.5 (15% of 44.5); 32 registers, 2 blocks/SM. Tables: docs/results/h100-ladder.md.
 #include "kernels/simt/tiles.cuh"
 
@@ -48,8 +48,17 @@ cudaError_t launch(const GemmProblem& p) {
 }  // namespace
 
 extern const KernelDesc kSimtSmemTiledZeroPad = {
-    "simt/04_smem_tiled_zero_pad", 4, "simt", "seed 001 padding (divergence)",
-    "32x32 tiles; interior tiles load with no bounds checks, edge tiles zero-fill", kFP32, 50, 4,
-    nullptr, launch, config};
+    .name = "simt/04_smem_tiled_zero_pad",
+    .step = 4,
+    .family = "simt",
+    .seed = "seed 001 padding (divergence)",
+    .summary = "32x32 tiles; interior tiles load with no bounds checks, edge tiles zero-fill",
+    .dtypes = kFP32,
+    .min_cc = 80,
+    .auto_priority = 4,
+    .unsupported = nullptr,
+    .launch = launch,
+    .config = config,
+};
 
 }  // namespace gemmlab

@@ -1,4 +1,4 @@
-// Ladder step 5 (simt): rectangular 8 x 32 block tiles.
+// Ladder step 6 (simt): rectangular 8 x 32 block tiles.
 //
 // Bottleneck: seed 001 found 32 x 32 blocks (1024 threads) limit occupancy, while square 8 x 8
 // blocks waste most of each 128-byte transaction (8 floats = 32 bytes per row).
@@ -7,7 +7,7 @@
 // them resident per SM), and each thread loads one element of the 8 x 32 A tile and four of the
 // 32 x 32 B tile. Interior tiles still load without checks (step 4).
 // Seed: 001 "Rectangular Tiles" (TILE_ROWS 8, TILE_COLS 32).
-// Measured (H100 SXM, gemm-bench 2026-11-22, cuBLAS SGEMM in the same run): 4096^3 6.7 TFLOP/s (13% of 51.6),
+// Measured (H100 SXM, gemm-bench, cuBLAS SGEMM in the same run): 4096^3 6.7 TFLOP/s (13% of 51.6),
 //   4097^3 6.6 (15% of 44.5); 40 registers, 6 blocks/SM. Tables: docs/results/h100-ladder.md.
 #include "kernels/simt/tiles.cuh"
 
@@ -48,7 +48,17 @@ cudaError_t launch(const GemmProblem& p) {
 }  // namespace
 
 extern const KernelDesc kSimtRectTiles8x32 = {
-    "simt/06_rect_tiles_8x32", 6, "simt", "seed 001 rectangular tiles (8x32)",
-    "8x32 block tiles: full 128-byte rows with small blocks", kFP32, 50, 5, nullptr, launch, config};
+    .name = "simt/06_rect_tiles_8x32",
+    .step = 6,
+    .family = "simt",
+    .seed = "seed 001 rectangular tiles (8x32)",
+    .summary = "8x32 block tiles: full 128-byte rows with small blocks",
+    .dtypes = kFP32,
+    .min_cc = 80,
+    .auto_priority = 5,
+    .unsupported = nullptr,
+    .launch = launch,
+    .config = config,
+};
 
 }  // namespace gemmlab

@@ -1,13 +1,13 @@
-// Ladder step 6 (simt): tiling + double-buffered shared memory.
+// Ladder step 7 (simt): tiling + double-buffered shared memory.
 //
-// Bottleneck: in steps 3-5 the whole block waits at __syncthreads() while a tile arrives from
+// Bottleneck: in steps 3-6 the whole block waits at __syncthreads() while a tile arrives from
 // global memory, then computes while no load is in flight.
 // Changed from step 4: two shared buffers per operand. While the block computes on tile t in
 // one buffer, it loads tile t+1 into the other, so the loads' latency overlaps the FMAs, and one
 // barrier per k-tile suffices instead of two (the buffer being written was last read before the
 // previous barrier).
 // Seed: 002 kernel 3 (double_buffering.cu).
-// Measured (H100 SXM, gemm-bench 2026-11-22, cuBLAS SGEMM in the same run): 4096^3 6.9 TFLOP/s (13% of 51.6),
+// Measured (H100 SXM, gemm-bench, cuBLAS SGEMM in the same run): 4096^3 6.9 TFLOP/s (13% of 51.6),
 //   4097^3 6.8 (15% of 44.5); 32 registers, 2 blocks/SM. Tables: docs/results/h100-ladder.md.
 #include "kernels/simt/tiles.cuh"
 
@@ -55,8 +55,17 @@ cudaError_t launch(const GemmProblem& p) {
 }  // namespace
 
 extern const KernelDesc kSimtSmemDoubleBuffered = {
-    "simt/07_smem_double_buffered", 7, "simt", "seed 002 kernel 3",
-    "32x32 tiles, two shared buffers: load tile t+1 while computing tile t", kFP32, 50, 6, nullptr,
-    launch, config};
+    .name = "simt/07_smem_double_buffered",
+    .step = 7,
+    .family = "simt",
+    .seed = "seed 002 kernel 3",
+    .summary = "32x32 tiles, two shared buffers: load tile t+1 while computing tile t",
+    .dtypes = kFP32,
+    .min_cc = 80,
+    .auto_priority = 6,
+    .unsupported = nullptr,
+    .launch = launch,
+    .config = config,
+};
 
 }  // namespace gemmlab

@@ -1,14 +1,14 @@
-// Ladder step 7 (simt): 4 x 4 register blocking (with the seed's uncoalesced loads).
+// Ladder step 9 (simt): 4 x 4 register blocking (with the seed's uncoalesced loads).
 //
-// Bottleneck: steps 3-6 do one FMA per two shared-memory loads; shared-memory bandwidth, not
+// Bottleneck: steps 3-7 do one FMA per two shared-memory loads; shared-memory bandwidth, not
 // the FMA units, sets the pace.
 // Changed from step 4: each of 16 x 16 threads computes a 4 x 4 block of C (a 64 x 64 tile per
 // block) held in registers. Per k it loads 4 values of A and 4 of B into registers and does 16
 // FMAs: 2 FMAs per shared load instead of 0.5. The tiles are loaded the way seed 002's kernel 4
 // does: each thread fetches the elements of its own 4 x 4 footprint, so a warp's B loads stride
-// by 4 floats (partly uncoalesced) — the flaw step 8 fixes.
+// by 4 floats (partly uncoalesced) — the flaw step 10 fixes.
 // Seed: 003 (4x4 register blocking, 16x16 threads); 002 kernel 4 (registered.cu).
-// Measured (H100 SXM, gemm-bench 2026-11-22, cuBLAS SGEMM in the same run): 4096^3 25.9 TFLOP/s (50% of 51.6),
+// Measured (H100 SXM, gemm-bench, cuBLAS SGEMM in the same run): 4096^3 25.9 TFLOP/s (50% of 51.6),
 //   4097^3 25.5 (57% of 44.5); 64 registers, 4 blocks/SM. Tables: docs/results/h100-ladder.md.
 #include "kernels/simt/tiles.cuh"
 
@@ -52,8 +52,17 @@ cudaError_t launch(const GemmProblem& p) {
 }  // namespace
 
 extern const KernelDesc kSimtRegblockUncoalesced = {
-    "simt/09_regblock_4x4_uncoalesced", 9, "simt", "seed 003; seed 002 kernel 4",
-    "4x4 outputs per thread in registers (64x64 tile), thread-owned uncoalesced tile loads", kFP32,
-    50, 7, nullptr, launch, config};
+    .name = "simt/09_regblock_4x4_uncoalesced",
+    .step = 9,
+    .family = "simt",
+    .seed = "seed 003; seed 002 kernel 4",
+    .summary = "4x4 outputs per thread in registers (64x64 tile), thread-owned uncoalesced tile loads",
+    .dtypes = kFP32,
+    .min_cc = 80,
+    .auto_priority = 7,
+    .unsupported = nullptr,
+    .launch = launch,
+    .config = config,
+};
 
 }  // namespace gemmlab

@@ -1,15 +1,15 @@
-// Ladder step 8 (simt): register blocking + coalesced cooperative loads.
+// Ladder step 10 (simt): register blocking + coalesced cooperative loads.
 //
-// Bottleneck: step 7's loads follow each thread's own footprint, so warps fetch strided
+// Bottleneck: step 9's loads follow each thread's own footprint, so warps fetch strided
 // addresses and waste most of each memory transaction.
-// Changed from step 7: the 256 threads load each tile as one flat array (thread i takes
+// Changed from step 9: the 256 threads load each tile as one flat array (thread i takes
 // elements i, i + 256, ...), so consecutive threads read consecutive addresses of the stored
 // matrix (copy_tile also flips the mapping for transposed operands). The A tile's rows are
 // padded by one float (seed 003's bank-conflict padding) so the cooperative stores that walk
 // down a column of the tile, as transposed operands do, fall in different banks.
-// The compute loop is step 7's.
+// The compute loop is step 9's.
 // Seed: 002 kernel 5 (co-registered.cu); 003 (padding against bank conflicts).
-// Measured (H100 SXM, gemm-bench 2026-11-22, cuBLAS SGEMM in the same run): 4096^3 24.2 TFLOP/s (47% of 51.6),
+// Measured (H100 SXM, gemm-bench, cuBLAS SGEMM in the same run): 4096^3 24.2 TFLOP/s (47% of 51.6),
 //   4097^3 23.7 (53% of 44.5); 64 registers, 4 blocks/SM. Tables: docs/results/h100-ladder.md.
 #include "kernels/simt/tiles.cuh"
 
@@ -50,8 +50,17 @@ cudaError_t launch(const GemmProblem& p) {
 }  // namespace
 
 extern const KernelDesc kSimtRegblockCoalesced = {
-    "simt/10_regblock_4x4_coalesced", 10, "simt", "seed 002 kernel 5; seed 003 padding",
-    "4x4 register blocking with coalesced cooperative tile loads, padded A tile", kFP32, 50, 8,
-    nullptr, launch, config};
+    .name = "simt/10_regblock_4x4_coalesced",
+    .step = 10,
+    .family = "simt",
+    .seed = "seed 002 kernel 5; seed 003 padding",
+    .summary = "4x4 register blocking with coalesced cooperative tile loads, padded A tile",
+    .dtypes = kFP32,
+    .min_cc = 80,
+    .auto_priority = 8,
+    .unsupported = nullptr,
+    .launch = launch,
+    .config = config,
+};
 
 }  // namespace gemmlab

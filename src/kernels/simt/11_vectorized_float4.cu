@@ -1,14 +1,14 @@
-// Ladder step 9 (simt): float4 vectorized loads, 64 x 64 tile, 4 x 4 per thread.
+// Ladder step 11 (simt): float4 vectorized loads, 64 x 64 tile, 4 x 4 per thread.
 //
-// Bottleneck: step 8 issues one 4-byte instruction per element moved, globally and in shared
+// Bottleneck: step 10 issues one 4-byte instruction per element moved, globally and in shared
 // memory; instruction issue and address arithmetic, not bandwidth, dominate the loads.
-// Changed from step 8: global loads are 16-byte float4 (copy_tile_vec4: when rows are 16-byte
+// Changed from step 10: global loads are 16-byte float4 (copy_tile_vec4: when rows are 16-byte
 // aligned and the tile is inside the matrix; scalar otherwise), the A tile is stored transposed
 // in shared memory (as[k][m]) so that a thread's 4 A values for one k are contiguous, and the
 // inner loop reads A and B from shared memory as one float4 each: 2 LDS.128 per 16 FMAs.
 // C is written with float4 stores (Epilogue::store4).
 // Seed: 000 v4 (memory vectorization, TILESIZE 64, REGTILE 4).
-// Measured (H100 SXM, gemm-bench 2026-11-22, cuBLAS SGEMM in the same run): 4096^3 10.8 TFLOP/s (21% of 51.6),
+// Measured (H100 SXM, gemm-bench, cuBLAS SGEMM in the same run): 4096^3 10.8 TFLOP/s (21% of 51.6),
 //   4097^3 9.2 (21% of 44.5); 159 registers, 1 blocks/SM. Tables: docs/results/h100-ladder.md.
 #include "kernels/simt/tiles.cuh"
 
@@ -53,8 +53,17 @@ cudaError_t launch(const GemmProblem& p) {
 }  // namespace
 
 extern const KernelDesc kSimtVectorizedFloat4 = {
-    "simt/11_vectorized_float4", 11, "simt", "seed 000 v4",
-    "float4 global and shared loads, A transposed in shared memory, 64x64 tile, 4x4 per thread",
-    kFP32, 50, 9, nullptr, launch, config};
+    .name = "simt/11_vectorized_float4",
+    .step = 11,
+    .family = "simt",
+    .seed = "seed 000 v4",
+    .summary = "float4 global and shared loads, A transposed in shared memory, 64x64 tile, 4x4 per thread",
+    .dtypes = kFP32,
+    .min_cc = 80,
+    .auto_priority = 9,
+    .unsupported = nullptr,
+    .launch = launch,
+    .config = config,
+};
 
 }  // namespace gemmlab

@@ -1,12 +1,12 @@
-// Ladder step 10 (simt): rectangular 8 x 4 register tile with k-unroll 4.
+// Ladder step 12 (simt): rectangular 8 x 4 register tile with k-unroll 4.
 //
 // Bottleneck: with 4 x 4 outputs a thread does 16 FMAs per 8 values loaded from shared memory.
-// Changed from step 9: each thread owns 8 rows x 4 columns (128 threads per 64 x 64 tile):
+// Changed from step 11: each thread owns 8 rows x 4 columns (128 threads per 64 x 64 tile):
 // 32 FMAs per 12 values loaded, the same B values reused against twice as many A values. The
 // k-loop is unrolled by 4 explicitly, as in the seed, so the loads of four k-steps are issued
 // together ahead of their 128 FMAs (instruction-level parallelism).
 // Seed: 000 v5 (rectangular tiling, REGTILE_M 8, REGTILE_N 4, k += 4).
-// Measured (H100 SXM, gemm-bench 2026-11-22, cuBLAS SGEMM in the same run): 4096^3 21.9 TFLOP/s (42% of 51.6),
+// Measured (H100 SXM, gemm-bench, cuBLAS SGEMM in the same run): 4096^3 21.9 TFLOP/s (42% of 51.6),
 //   4097^3 18.6 (42% of 44.5); 127 registers, 4 blocks/SM. Tables: docs/results/h100-ladder.md.
 #include "kernels/simt/tiles.cuh"
 
@@ -61,8 +61,17 @@ cudaError_t launch(const GemmProblem& p) {
 }  // namespace
 
 extern const KernelDesc kSimtRectRegtile8x4 = {
-    "simt/12_rect_regtile_8x4_kunroll4", 12, "simt", "seed 000 v5",
-    "8x4 outputs per thread (64x64 tile, 128 threads), k-loop unrolled by 4", kFP32, 50, 10,
-    nullptr, launch, config};
+    .name = "simt/12_rect_regtile_8x4_kunroll4",
+    .step = 12,
+    .family = "simt",
+    .seed = "seed 000 v5",
+    .summary = "8x4 outputs per thread (64x64 tile, 128 threads), k-loop unrolled by 4",
+    .dtypes = kFP32,
+    .min_cc = 80,
+    .auto_priority = 10,
+    .unsupported = nullptr,
+    .launch = launch,
+    .config = config,
+};
 
 }  // namespace gemmlab

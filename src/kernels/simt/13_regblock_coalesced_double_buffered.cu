@@ -1,12 +1,12 @@
-// Ladder step 11 (simt): register blocking + coalescing + double buffering.
+// Ladder step 13 (simt): register blocking + coalescing + double buffering.
 //
-// Bottleneck: step 8 still stalls the block at every tile boundary while the next tiles load.
-// Changed from step 8: two shared buffers per operand, as step 6 added to step 4: tile t+1 is
+// Bottleneck: step 10 still stalls the block at every tile boundary while the next tiles load.
+// Changed from step 10: two shared buffers per operand, as step 7 added to step 4: tile t+1 is
 // loaded into one while the 4 x 4 register-blocked compute runs on the other; one barrier per
 // k-tile. Seed 002 found this slower than kernel 5 on its GPU (register blocking already hides
 // the latency, and the extra buffer bookkeeping costs instructions); gemm-bench measures it here.
 // Seed: 002 kernel 6 (not_chosen.cu).
-// Measured (H100 SXM, gemm-bench 2026-11-22, cuBLAS SGEMM in the same run): 4096^3 20.5 TFLOP/s (40% of 51.6),
+// Measured (H100 SXM, gemm-bench, cuBLAS SGEMM in the same run): 4096^3 20.5 TFLOP/s (40% of 51.6),
 //   4097^3 22.2 (50% of 44.5); 66 registers, 3 blocks/SM. Tables: docs/results/h100-ladder.md.
 #include "kernels/simt/tiles.cuh"
 
@@ -53,7 +53,17 @@ cudaError_t launch(const GemmProblem& p) {
 }  // namespace
 
 extern const KernelDesc kSimtRegblockDoubleBuffered = {
-    "simt/13_regblock_coalesced_double_buffered", 13, "simt", "seed 002 kernel 6",
-    "step 8 plus double-buffered shared memory", kFP32, 50, 11, nullptr, launch, config};
+    .name = "simt/13_regblock_coalesced_double_buffered",
+    .step = 13,
+    .family = "simt",
+    .seed = "seed 002 kernel 6",
+    .summary = "step 10 plus double-buffered shared memory",
+    .dtypes = kFP32,
+    .min_cc = 80,
+    .auto_priority = 11,
+    .unsupported = nullptr,
+    .launch = launch,
+    .config = config,
+};
 
 }  // namespace gemmlab

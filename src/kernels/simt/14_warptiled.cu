@@ -1,4 +1,4 @@
-// Ladder step 12 (simt): warp tiling, conflict-free k-major shared tiles, register double buffering.
+// Ladder step 14 (simt): warp tiling, conflict-free k-major shared tiles, register double buffering.
 //
 // Bottleneck attacked: shared-memory traffic and latency of the register-blocked kernels. A block
 // tile of 128 x 128 is split into warp tiles of 32 x 64 and thread tiles of 8 x 8 (2 x 2 sub-tiles
@@ -13,7 +13,7 @@
 // they are 8 of ~600 instructions per thread, and scalar loads need no alignment, so odd ld and
 // odd sizes run the same code as aligned ones.
 // Seed: beyond the seeds (000's "what's next": double buffering; warp tiling as in CUTLASS).
-// Measured (H100 SXM, gemm-bench, 2026-11-22 21:43 UTC, same run as cuBLAS SGEMM; h100-ladder and
+// Measured (H100 SXM, gemm-bench, same run as cuBLAS SGEMM; h100-ladder and
 // h100-large), fp32 NN TFLOP/s (% cuBLAS): 1024^3 16.7 (49%), 1025^3 16.3 (54%), 2048^3 39.3
 //   (80%), 4096^3 40.9 (79%), 4097^3 37.8 (86%), 8192^3 41.0 (79%). 128 registers, no spills,
 //   16.5 KB shared, 2 blocks/SM. What limits it: the loads of the next tile are waited for once
@@ -141,9 +141,18 @@ cudaError_t launch(const GemmProblem& p) {
 }  // namespace
 
 extern const KernelDesc kSimtWarptiled = {
-    "simt/14_warptiled", 14, "simt", "beyond the seeds",
-    "128x128x8 block, 32x64 warp tiles, 8x8 per thread (2x2 of 4x4), k-major padded smem, "
-    "register double-buffered fragments",
-    kFP32, 80, 90, nullptr, launch, config};
+    .name = "simt/14_warptiled",
+    .step = 14,
+    .family = "simt",
+    .seed = "beyond the seeds",
+    .summary = "128x128x8 block, 32x64 warp tiles, 8x8 per thread (2x2 of 4x4), k-major padded smem, "
+               "register double-buffered fragments",
+    .dtypes = kFP32,
+    .min_cc = 80,
+    .auto_priority = 90,
+    .unsupported = nullptr,
+    .launch = launch,
+    .config = config,
+};
 
 }  // namespace gemmlab

@@ -1,4 +1,4 @@
-// Building blocks of the FP32 (simt) ladder steps 2-11: the kernel argument bundle, the launch
+// Building blocks of the FP32 (simt) ladder steps 2-13: the kernel argument bundle, the launch
 // helper, global -> shared tile copies (scalar and float4, with zero fill at the edges), and the
 // per-thread register-tile micro-kernel. Step files call these; what makes a step that step stays
 // in its own file.

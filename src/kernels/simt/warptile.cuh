@@ -1,7 +1,7 @@
-// The warp-tiled FP32 micro-kernel shared by the simt steps past the seeds (12, 13): how a 128x128
+// The warp-tiled FP32 micro-kernel shared by the simt steps past the seeds (14, 15, simt/sgemm): how a 128x128
 // block tile splits into warp tiles and thread tiles, how fragments are read from shared memory,
 // the FFMA loop over one shared k-tile, and the epilogue. The steps differ only in how tiles get
-// from global into shared memory (registers in 12, cp.async multi-stage in 13).
+// from global into shared memory (registers in 14, cp.async multi-stage in 15 and sgemm).
 //
 // Shared layout (both operands, every transpose): "k-major", Xs[k][r] with r = row of op(A)
 // (0..127) or column of op(B), row stride = tile width + 4 floats. The loaders put the tile there

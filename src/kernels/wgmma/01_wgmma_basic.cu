@@ -9,7 +9,7 @@
 // one stage, so copies and MMAs do not overlap (step 2's job).
 // Changed from the mma.sync ladder: wgmma from shared-memory descriptors, accumulators in the
 // wgmma fragment layout. Seed: beyond the seeds.
-// Measured 2026-11-22, H100 80GB HBM3, gemm-bench NN, same run as cuBLAS: 4096^3 bf16
+// Measured (H100 SXM, gemm-bench NN, cuBLAS in the same run): 4096^3 bf16
 // 35.4 TFLOP/s (5% of cuBLAS 753.8): the copies, not the tensor cores, set the pace.
 #include "kernels/wgmma/sm90.cuh"
 #include "kernels/wgmma/host.h"
@@ -121,9 +121,18 @@ cudaError_t launch(const GemmProblem& p) {
 }  // namespace
 
 extern const KernelDesc kWgmmaBasic = {
-    "wgmma/01_wgmma_basic", 1, "wgmma", "beyond the seeds",
-    "wgmma m64n128 from a 128B-swizzled K-major smem tile filled by plain bounds-checked thread "
-    "copies (any transpose/alignment), one stage, 2 warpgroups, 128x128x64 tiles",
-    kBF16 | kFP16 | kTF32, 90, 10, nullptr, launch, config};
+    .name = "wgmma/01_wgmma_basic",
+    .step = 1,
+    .family = "wgmma",
+    .seed = "beyond the seeds",
+    .summary = "wgmma m64n128 from a 128B-swizzled K-major smem tile filled by plain bounds-checked thread "
+               "copies (any transpose/alignment), one stage, 2 warpgroups, 128x128x64 tiles",
+    .dtypes = kBF16 | kFP16 | kTF32,
+    .min_cc = 90,
+    .auto_priority = 10,
+    .unsupported = nullptr,
+    .launch = launch,
+    .config = config,
+};
 
 }  // namespace gemmlab

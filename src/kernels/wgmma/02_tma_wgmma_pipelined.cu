@@ -10,7 +10,7 @@
 // Changed from step 1: TMA instead of thread copies, multi-stage pipeline, wgmma kept in flight
 // (wait_group 1) while the next stage is awaited; transposed 16-bit operands read MN-major.
 // Seed: beyond the seeds.
-// Measured 2026-11-22, H100 80GB HBM3, gemm-bench NN, same run as cuBLAS: 4096^3 bf16
+// Measured (H100 SXM, gemm-bench NN, cuBLAS in the same run): 4096^3 bf16
 // 546.8 TFLOP/s (73% of cuBLAS 753.8), tf32 251.3 (64%); 4097^3 bf16 354.0 (2.6x cuBLAS).
 #include "kernels/wgmma/sm90.cuh"
 #include "kernels/wgmma/host.h"
@@ -138,9 +138,18 @@ cudaError_t launch(const GemmProblem& p) {
 }  // namespace
 
 extern const KernelDesc kWgmmaTmaPipelined = {
-    "wgmma/02_tma_wgmma_pipelined", 2, "wgmma", "beyond the seeds",
-    "TMA (128B swizzle, OOB zero fill) into a 3-stage mbarrier ring, 2 warpgroups of wgmma "
-    "m64n128k16, 128x128x64 tiles",
-    kBF16 | kFP16 | kTF32, 90, 100, nullptr, launch, config};
+    .name = "wgmma/02_tma_wgmma_pipelined",
+    .step = 2,
+    .family = "wgmma",
+    .seed = "beyond the seeds",
+    .summary = "TMA (128B swizzle, OOB zero fill) into a 3-stage mbarrier ring, 2 warpgroups of wgmma "
+               "m64n128k16, 128x128x64 tiles",
+    .dtypes = kBF16 | kFP16 | kTF32,
+    .min_cc = 90,
+    .auto_priority = 100,
+    .unsupported = nullptr,
+    .launch = launch,
+    .config = config,
+};
 
 }  // namespace gemmlab

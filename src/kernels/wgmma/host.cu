@@ -59,9 +59,13 @@ Plan plan_operand(const void* ptr, int64_t ld, bool k_major, int64_t mn, int64_t
   pl.transpose = !k_major && force_k_major;
   const bool out_k_major = k_major || pl.transpose;
   const int64_t out_rows = out_k_major ? mn : k, out_cols = out_k_major ? k : mn;
-  // Rows padded to 128 bytes, so every 128-byte TMA box row is one aligned cache line.
-  const int64_t per_line = 128 / eb;
-  const int64_t out_ld = (out_cols + per_line - 1) / per_line * per_line;
+  // Rows padded to 128 bytes, so every 128-byte TMA box row is one aligned cache line; but where
+  // that would more than double the copy (short rows: k = 1 in bf16 grows 64x), only to TMA's
+  // minimum pitch of 16 bytes.
+  const int64_t per_line = 128 / eb, per16 = 16 / eb;
+  const int64_t ld128 = (out_cols + per_line - 1) / per_line * per_line;
+  const int64_t ld16 = (out_cols + per16 - 1) / per16 * per16;
+  const int64_t out_ld = ld128 <= 2 * ld16 ? ld128 : ld16;
   pl.packed = {nullptr, out_ld, mn, k, out_k_major};
   pl.bytes = (out_rows * out_ld * eb + 255) / 256 * 256;
   return pl;
@@ -99,7 +103,7 @@ Layout layout_of(const GemmProblem& p, bool tf32_register_a) {
 // 128-byte TMA box row straddle two cache lines, and the kernel slows down far more than the
 // extra sectors suggest: bf16 NN 3000^3 ran at 334 TFLOP/s against 500 for 3008^3 and
 // 3000 x 3000 x 2048 at 369, while a K-major A with the same rows (2048 x 2048 x 3000) kept 99% of
-// cuBLAS (H100, 2026-11-22). Padding its rows to 128 bytes costs a read and a write of it; worth
+// cuBLAS (H100). Padding its rows to 128 bytes costs a read and a write of it; worth
 // it when that is well under the GEMM's own time (~600 TFLOP/s). tf32 is not affected (its NN
 // runs swapped, both operands K-major).
 bool worth_padding(const GemmProblem& p, int64_t rows, int64_t cols) {

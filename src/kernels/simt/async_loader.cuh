@@ -1,0 +1,97 @@
+// cp.async tile loaders of the simt family (steps 15 and simt/sgemm): one operand's kBK-deep
+// k-tiles go from global memory straight into k-major shared tiles Xs[k][r] (warptile.cuh's
+// layout), with no register staging. Three copy shapes, by the operand's layout and alignment:
+//  - contiguous direction = rows of the tile (A^T, B), 16-byte aligned rows: 16-byte cp.async; the
+//    last partial vector of a row is zero-filled by src-size (no scalar tail);
+//  - same, rows not 16-byte aligned (ld % 4 != 0): 4-byte cp.async per element;
+//  - contiguous direction = k (A, B^T): 4-byte cp.async that transpose on the way in (each element
+//    to its k-row), any alignment; 8 lanes read 32 contiguous bytes of a row (full sectors) and
+//    their shared writes fall in distinct banks thanks to the tiles' 4-float row skew.
+// Out-of-range elements are zero-filled (src-size 0), so edge tiles need no other care.
+#pragma once
+
+#include "kernels/common/cp_async.cuh"
+#include "kernels/common/gemm_common.cuh"
+
+namespace gemmlab {
+
+// Copies one operand's kBK x kRows tiles into shared memory Xs[k][r] (r = row of op(A) or column
+// of op(B), row stride kLd), one k-tile per load() call, in order. kContigK: X's contiguous
+// direction is k. kVec: 16-byte copies (only when r is contiguous and rows are 16-byte aligned).
+template <int kRows, int kLd, bool kContigK, bool kVec>
+struct AsyncLoader {
+  static constexpr int kBK = 16;  // k-tile depth: the k-contiguous copy is 2 x 8 lanes deep
+  static_assert(!(kContigK && kVec), "the k-contiguous loader transposes element by element");
+  static constexpr int kThreads = 256;
+  // Element (or 16-byte chunk) e = tid + kThreads * i of the tile sits at:
+  //  kContigK: k = e % 8 + 8 * (i % 2): 8 lanes read 32 contiguous bytes of a row, 32 rows a pass
+  //  kVec:     r = 4 * (e % (kRows / 4)), k = e / (kRows / 4): lanes walk a row segment
+  //  else:     r = e % kRows,             k = e / kRows
+  static constexpr int kPerThread = kVec ? kRows * kBK / 4 / kThreads : kRows * kBK / kThreads;
+  static constexpr int kKStep = kVec ? kThreads / (kRows / 4) : kThreads / kRows;  // k per i
+  const float* gp;  // this thread's first element of the next k-tile
+  int ld;
+  int rows_left;    // rows of op(X) from this thread's first row on (<= 0: none valid)
+  int k_left;       // depth from this thread's first k of the next tile on
+  int soff;         // shared offset of this thread's first element
+
+  __device__ __forceinline__ AsyncLoader(const float* ptr, int ld_, int rows, int k, int r0,
+                                         int k0)
+      : ld(ld_) {
+    const int tid = threadIdx.x;
+    int r, kk;
+    if (kContigK) {
+      r = tid / 8, kk = tid % 8;
+    } else if (kVec) {
+      r = (tid % (kRows / 4)) * 4, kk = tid / (kRows / 4);
+    } else {
+      r = tid % kRows, kk = tid / kRows;
+    }
+    rows_left = rows - r0 - r;
+    k_left = k - k0 - kk;
+    soff = kk * kLd + r;
+    // Rows past the end are never read (zero-fill), but keep the pointer in range anyway.
+    const int gr = min(r0 + r, rows - 1);
+    gp = kContigK ? ptr + static_cast<size_t>(gr) * ld + (k0 + kk)
+                  : ptr + static_cast<size_t>(k0 + kk) * ld + gr;
+  }
+
+  __device__ __forceinline__ void load(float* Xs) {
+    if (kContigK) {
+      const float* p = gp;
+#pragma unroll
+      for (int j = 0; j < kRows / 32; ++j) {  // rows r + 32 j
+#pragma unroll
+        for (int h = 0; h < 2; ++h)  // k = kk + 8 h
+          cp_async_4(Xs + soff + h * 8 * kLd + 32 * j, p + 8 * h,
+                     32 * j < rows_left && 8 * h < k_left);
+        p += static_cast<size_t>(32) * ld;
+      }
+      gp += kBK;
+    } else if (kVec) {
+      // Bytes of this thread's 16-byte row chunk inside op(X): 16, a partial 4..12, or 0.
+      const int bytes = max(0, min(rows_left, 4)) * 4;
+#pragma unroll
+      for (int i = 0; i < kPerThread; ++i)
+        cp_async_16_partial(Xs + soff + i * kKStep * kLd,
+                            gp + static_cast<size_t>(i * kKStep) * ld,
+                            i * kKStep < k_left ? bytes : 0);
+      gp += static_cast<size_t>(kBK) * ld;
+    } else {
+#pragma unroll
+      for (int i = 0; i < kPerThread; ++i)
+        cp_async_4(Xs + soff + i * kKStep * kLd, gp + static_cast<size_t>(i * kKStep) * ld,
+                   rows_left > 0 && i * kKStep < k_left);
+      gp += static_cast<size_t>(kBK) * ld;
+    }
+    k_left -= kBK;
+  }
+};
+
+// The k loop: kPlain (one split, or the last of several without the partial-k-tile shortcut),
+// kCarry (fragments carried across k-tiles, long loops), kSplit (split-k: partial k-tile done
+// step by step, partials summed through split_k.cuh). Separate instantiations, so the code each
+// variant does not need cannot cost the others registers (NT 4096^3: 39.1 vs 42.5 TFLOP/s with
+// the split-k paths compiled into the plain loop).
+
+}  // namespace gemmlab

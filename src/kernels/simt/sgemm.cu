@@ -1,0 +1,226 @@
+// simt/sgemm: the production FP32 kernel, what `auto` runs for FP32 on CUDA cores.
+//
+// Bottleneck attacked: everything step 15 leaves on the table outside its inner loop. Step 15's
+// cp.async pipeline on the warp-tiled micro-kernel already runs the FFMA pipe at ~77% of peak
+// inside a wave; what separates it from cuBLAS is the shape of the work around that loop:
+// - grids that cannot fill the GPU (1024^3: 32 tiles of 128 x 256 for 132 SMs): ordered split-k,
+//   each split publishing its partial tile and the tile's last block summing them in split order
+//   (split_k.cuh): deterministic, no atomics, no pass over C;
+// - a badly filled last wave (3000^3: 288 tiles = 2.2 waves): a stream-k tail, equal runs of
+//   k-tiles per block across tile boundaries, shared tiles summed the same ordered way;
+// - a 1-row / 1-column fringe (4097^3): thin edge strips as GEMV-like blocks (thin_strips.cuh) on
+//   the SMs the last wave leaves idle, instead of a wave of nearly empty tiles;
+// - misaligned rows on a 16-byte path (ld % 4 != 0) and B^T: copied once to aligned (or
+//   transposed) rows when that is cheap next to the GEMM;
+// - two tiles (128 x 128 two blocks per SM; 128 x 256 with 8 x 16 per thread, fewer LDS per FFMA)
+//   and 4 or 8 pipeline stages, chosen by the planner (sgemm_plan.h), which config() and
+//   launch() share. The device side is sgemm_kernel.cuh.
+// Seed: beyond the seeds (production).
+// Measured (H100 SXM, docs/results/h100-ladder.md and h100-large.md, cuBLAS SGEMM in the same
+// run): 1025^3 102%, 4096^3 97%, 4097^3 109%, 8192^3 97% of cuBLAS. History: docs/history.md.
+#include "kernels/common/launch.cuh"
+#include "kernels/simt/sgemm_kernel.cuh"
+#include "runtime/aligned_rows.h"
+#include "runtime/device_props.h"
+#include "runtime/workspace.h"
+
+namespace gemmlab {
+namespace {
+
+using namespace sgemm;
+
+using KernelFn = void (*)(const float*, int, const float*, int, Epilogue, int, TileWork, Scratch);
+
+struct Picked {
+  KernelFn f;
+  cudaError_t err;  // from opting in to the shared-memory size on this device
+  int smem;         // dynamic shared memory per block
+};
+
+// Above 48 KB of dynamic shared memory a kernel must opt in (per device). The carveout asks for
+// just the shared memory kBlocksPerSm blocks need and leaves the rest of the SM to L1: the 4-byte
+// copies (cp.async.ca) of k-contiguous or misaligned rows go through L1.
+template <int kTN, bool kAT, bool kBT, bool kAVec, bool kBVec, Loop kLoop, int kStages = 4,
+          bool kStreamK = false>
+Picked prepared_f() {
+  using V = Variant<kTN, kAT, kBT, kAVec, kBVec, kLoop, kStages, kStreamK>;
+  KernelFn f = sgemm_kernel<V>;
+  constexpr int kSmem = V::C::kSmemBytes;
+  const cudaError_t e = prepare_function(reinterpret_cast<const void*>(f), kSmem,
+                                         carveout_for(kBlocksPerSm<kTN>, kSmem));
+  return {f, e, kSmem};
+}
+
+// The carried-fragment loop only where it was measured to win: the 128 x 256 tile, and the
+// 128 x 128 tile with op(A) = A^T (with A and B^T the 128 x 128 kernel spills at its 128-register
+// cap, so that one is not even instantiated).
+template <int kTN, bool kAT, bool kBT, bool kAVec, bool kBVec>
+Picked prepared(Loop loop) {
+  if (loop == Loop::kSplit) return prepared_f<kTN, kAT, kBT, kAVec, kBVec, Loop::kSplit>();
+  if constexpr (kTN == 4 || kAT) {
+    if (loop == Loop::kCarry) return prepared_f<kTN, kAT, kBT, kAVec, kBVec, Loop::kCarry>();
+  }
+  return prepared_f<kTN, kAT, kBT, kAVec, kBVec, Loop::kPlain>();
+}
+
+// The plan -> template instance table. The 16-byte loaders exist only where the operand's
+// contiguous direction is the tile's rows (A^T, B); av / bv: those rows are 16-byte aligned. Only
+// the instances the planner can choose are compiled.
+template <int kTN>
+Picked pick(bool at, bool bt, bool av, bool bv, const TilePlan& L) {
+  const Loop loop = L.loop;
+  if constexpr (kTN == 4) {  // layouts and sizes as plan_operands picks them; 8 stages when deep
+    if (L.work.sk.ctas > 0) {
+      if (loop != Loop::kCarry) return {nullptr, cudaErrorNotSupported, 0};
+      if (!at && !bt) return prepared_f<4, false, false, false, true, Loop::kCarry, 8, true>();
+      if (!at) return prepared_f<4, false, true, false, false, Loop::kCarry, 8, true>();
+      return prepared_f<4, true, false, true, true, Loop::kCarry, 8, true>();
+    }
+    if (at || bt) {  // NT, or TN with aligned rows: planned only for unsplit long k loops
+      if (loop != Loop::kCarry) return {nullptr, cudaErrorNotSupported, 0};
+      if (!at) return prepared_f<4, false, true, false, false, Loop::kCarry, 8>();
+      return prepared_f<4, true, false, true, true, Loop::kCarry, 8>();
+    }
+    if (!L.deep) return prepared<4, false, false, false, true>(loop);
+    if (loop == Loop::kSplit) return prepared_f<4, false, false, false, true, Loop::kSplit, 8>();
+    return prepared_f<4, false, false, false, true, Loop::kCarry, 8>();
+  } else {  // (an else, so that none of these is instantiated for the 128 x 256 tile)
+    if (!at && !bt)
+      return bv ? prepared<kTN, false, false, false, true>(loop)
+                : prepared<kTN, false, false, false, false>(loop);
+    if (!at && bt) return prepared<kTN, false, true, false, false>(loop);
+    if (at && !bt) {
+      if (av)
+        return bv ? prepared<kTN, true, false, true, true>(loop)
+                  : prepared<kTN, true, false, true, false>(loop);
+      return bv ? prepared<kTN, true, false, false, true>(loop)
+                : prepared<kTN, true, false, false, false>(loop);
+    }
+    return av ? prepared<kTN, true, true, true, false>(loop)
+              : prepared<kTN, true, true, false, false>(loop);
+  }
+}
+
+// The split-k scratch of a plan, allocated on p.stream (nothing allocated when it needs none).
+cudaError_t alloc_scratch(const TilePlan& L, const TileShape& t, cudaStream_t stream, void** buf,
+                          Scratch* s) {
+  const ScratchLayout lay = scratch_layout(L, t);
+  *buf = nullptr;
+  *s = Scratch{};
+  if (lay.bytes() == 0) return cudaSuccess;
+  if (cudaError_t e = workspace_alloc(buf, lay.bytes(), stream); e != cudaSuccess) return e;
+  float* f = static_cast<float*>(*buf);
+  s->tile_parts = f, s->sk_parts = f + lay.tile_partials;
+  s->strip_parts = s->sk_parts + lay.sk_partials;
+  auto* c = reinterpret_cast<unsigned long long*>(s->strip_parts + lay.strip_partials);
+  s->tile_counters = c, s->sk_counters = c + lay.tile_counters;
+  s->strip_counters = s->sk_counters + lay.sk_counters;
+  s->tag = next_split_tag();
+  return cudaSuccess;
+}
+
+// One launch of the tile kernel over q (operands as the kernel reads them). Where the plan's
+// split-k scratch cannot be had, the plan without it runs.
+template <int kTN>
+cudaError_t launch_tiles(const GemmProblem& q, bool av, bool bv) {
+  constexpr TileShape t = tile_shape(kTN);
+  const DeviceDesc dev = current_device_desc();
+  const int m = static_cast<int>(q.m), n = static_cast<int>(q.n), k = static_cast<int>(q.k);
+  TilePlan L = plan_tiles(m, n, k, t, dev);
+  void* buf = nullptr;
+  Scratch s;
+  cudaError_t e = alloc_scratch(L, t, q.stream, &buf, &s);
+  if (e == cudaErrorMemoryAllocation) {
+    L = plan_tiles(m, n, k, t, dev, /*scratch=*/false);
+    e = cudaSuccess;
+  }
+  if (e != cudaSuccess) return e;
+  const Picked kp = pick<kTN>(q.op_a == Op::T, q.op_b == Op::T, av, bv, L);
+  e = kp.err != cudaSuccess ? kp.err : L.blocks == 0 ? cudaErrorInvalidValue : cudaSuccess;
+  if (e == cudaSuccess)
+    e = launch_kernel(kp.f, dim3(L.blocks), 256, kp.smem, q.stream, static_cast<const float*>(q.A),
+                      static_cast<int>(q.lda), static_cast<const float*>(q.B),
+                      static_cast<int>(q.ldb), make_epilogue(q), k, L.work, s);
+  const cudaError_t ef = workspace_free(buf, q.stream);  // stream-ordered: after the kernel
+  return e != cudaSuccess ? e : ef;
+}
+
+OperandPlan operand_plan(const GemmProblem& p, bool copies) {
+  return plan_operands(p, rows_aligned(p.A, p.lda, sizeof(float), 16),
+                       rows_aligned(p.B, p.ldb, sizeof(float), 16), current_device_desc(), copies);
+}
+
+// The copies the plan asks for, enqueued on p.stream; *q becomes the problem the tile kernel runs.
+cudaError_t make_copies(const GemmProblem& p, const OperandPlan& pl, GemmProblem* q,
+                        AlignedRows* ra, AlignedRows* rb) {
+  cudaError_t e = cudaSuccess;
+  if (pl.transpose_b) {  // B^T stored n x k -> B stored k x n
+    e = transpose_aligned_rows(static_cast<const float*>(p.B), p.n, p.k, p.ldb, p.stream, rb);
+    q->B = rb->ptr, q->ldb = rb->ld, q->op_b = Op::N;
+  }
+  if (e == cudaSuccess && pl.realign_a) {
+    e = align_rows_16(p.A, p.k, p.m, p.lda, sizeof(float), p.stream, ra);
+    q->A = ra->ptr, q->lda = ra->ld;
+  }
+  if (e == cudaSuccess && pl.realign_b) {
+    e = align_rows_16(p.B, p.k, p.n, p.ldb, sizeof(float), p.stream, rb);
+    q->B = rb->ptr, q->ldb = rb->ld;
+  }
+  return e;
+}
+
+cudaError_t launch(const GemmProblem& p) {
+  OperandPlan pl = operand_plan(p, true);
+  GemmProblem q = p;  // p with the copies in place of the operands they replace
+  AlignedRows ra, rb;
+  cudaError_t e = make_copies(p, pl, &q, &ra, &rb);
+  if (e == cudaErrorMemoryAllocation) {  // no scratch for a copy: the loaders that need none
+    release_aligned_rows(&ra, p.stream);
+    release_aligned_rows(&rb, p.stream);
+    pl = operand_plan(p, false);
+    q = p;
+    e = cudaSuccess;
+  }
+  if (e == cudaSuccess) e = pl.wide ? launch_tiles<4>(q, pl.av, pl.bv) : launch_tiles<2>(q, pl.av, pl.bv);
+  // Stream-ordered: the copies are freed after the kernel that reads them has run.
+  const cudaError_t ea = release_aligned_rows(&ra, p.stream);
+  const cudaError_t eb = release_aligned_rows(&rb, p.stream);
+  return e != cudaSuccess ? e : ea != cudaSuccess ? ea : eb;
+}
+
+template <int kTN>
+LaunchConfig config_tiles(const GemmProblem& q, bool av, bool bv) {
+  const TilePlan L = plan_tiles(static_cast<int>(q.m), static_cast<int>(q.n),
+                                static_cast<int>(q.k), tile_shape(kTN), current_device_desc());
+  const Picked kp = pick<kTN>(q.op_a == Op::T, q.op_b == Op::T, av, bv, L);
+  return {reinterpret_cast<const void*>(kp.f), dim3(L.blocks), dim3(256),
+          static_cast<size_t>(kp.smem)};
+}
+
+LaunchConfig config(const GemmProblem& p) {
+  const OperandPlan pl = operand_plan(p, true);
+  GemmProblem q = p;
+  if (pl.transpose_b) q.op_b = Op::N;  // what the tile kernel then runs
+  return pl.wide ? config_tiles<4>(q, pl.av, pl.bv) : config_tiles<2>(q, pl.av, pl.bv);
+}
+
+}  // namespace
+
+extern const KernelDesc kSimtSgemm = {
+    .name = "simt/sgemm",
+    .step = 16,
+    .family = "simt",
+    .seed = "beyond the seeds (production)",
+    .summary = "step 15's pipeline (4-8 stages, 16 B or 4 B copies by layout/alignment) in "
+               "128x256 or 128x128 blocks, ordered split-k for small grids, stream-k tail for a "
+               "badly filled last wave, thin edge strips, misaligned or transposed B copied once "
+               "when cheap",
+    .dtypes = kFP32,
+    .min_cc = 80,
+    .auto_priority = 100,
+    .unsupported = nullptr,
+    .launch = launch,
+    .config = config,
+};
+
+}  // namespace gemmlab

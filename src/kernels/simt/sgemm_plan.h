@@ -1,0 +1,78 @@
+// The planner of simt/sgemm, the production FP32 kernel: which copies to make first, which block
+// tile, how many depth splits, whether the last wave becomes a stream-k tail, and the thin edge
+// strips. Plain functions of the problem and a device description (no GPU needed), shared by the
+// kernel's config() and launch(), and unit-tested on the CPU (tests/test_planners.cpp).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/common/tile_schedule.h"
+#include "kernels/simt/strips_plan.h"
+#include "registry/registry.h"
+
+namespace gemmlab {
+namespace sgemm {
+
+constexpr int kBK = 16;     // depth of one k-tile (one cp.async stage)
+constexpr int kGroup = 16;  // tile rows per band of the grouped tile order
+
+// The k loop variant a launch runs (separate template instances: what one does not need cannot
+// cost the others registers): one pass over the whole depth, the same with register fragments
+// carried across k-tiles (long loops), or one depth split of several.
+enum class Loop { kPlain, kCarry, kSplit };
+
+// The two block tiles of the warp-tiled micro-kernel (simt/warptile.cuh): tn = 2, 128 x 128 with
+// 8 x 8 per thread and two blocks per SM; tn = 4, 128 x 256 with 8 x 16 per thread, one per SM.
+struct TileShape {
+  int tn, bm, bn, warp_m, warp_n, blocks_per_sm;
+};
+constexpr TileShape tile_shape(int tn) { return {tn, 128, 64 * tn, 32, 32 * tn, tn == 2 ? 2 : 1}; }
+
+// Copies made before the tile kernel, and the tile chosen.
+struct OperandPlan {
+  bool realign_a, realign_b;  // op(A) = A^T / op(B) = B stored with misaligned rows: copy first
+  bool transpose_b;           // op(B) = B^T: copy it transposed and run as op(B) = B
+  bool av, bv;                // 16-byte loaders for A^T / B (rows aligned, as given or copied)
+  bool wide;                  // the 128 x 256 tile (tn = 4), else 128 x 128
+};
+// a_aligned / b_aligned: A / B rows are 16-byte aligned (pointer and ld). copies: whether scratch
+// for copies may be used at all (without it, misaligned rows take the 4-byte loaders).
+OperandPlan plan_operands(const GemmProblem& p, bool a_aligned, bool b_aligned,
+                          const DeviceDesc& dev, bool copies = true);
+// A copy of a rows x cols fp32 operand pays when it is cheap next to the GEMM.
+bool worth_copying(const GemmProblem& p, int64_t rows, int64_t cols);
+
+// Depth splits for a problem whose tiles alone cannot fill the GPU (1 = no split).
+int choose_splits(int m, int n, int k, const TileShape& t, const DeviceDesc& dev);
+
+// What one launch of the tile kernel does: the work its kernel arguments describe.
+struct TileWork {
+  int splits;       // depth splits of each main-region tile
+  int per_split;    // k-tiles per split (the last split also takes the partial k-tile)
+  int main_blocks;  // blocks of split tiles (tiles outside the stream-k tail, times splits)
+  StreamK sk;       // the stream-k tail over the last tiles (sk.ctas == 0: none)
+  strips::Plan sp;  // the thin edge strips, after the tiles and the tail in the grid
+};
+struct TilePlan {
+  TileWork work;
+  TileGrid grid;  // tiles of the main region [0, sp.m_main) x [0, sp.n_main)
+  Loop loop;
+  bool deep;      // >= 64 k-tiles per split: long loops (8 stages for the 128 x 256 tile)
+  int blocks;     // the launch's grid (0: too large)
+};
+// scratch: whether split-k / stream-k scratch may be used (without it: one block per tile).
+TilePlan plan_tiles(int m, int n, int k, const TileShape& t, const DeviceDesc& dev,
+                    bool scratch = true);
+
+// The split-k scratch of a plan: partials (floats) first, then counters, in the order tiles,
+// stream-k tail tiles, strip blocks. All zero when the plan needs none.
+struct ScratchLayout {
+  size_t tile_partials, sk_partials, strip_partials;  // floats, each at the offset of the last
+  size_t tile_counters, sk_counters, strip_counters;  // counters, likewise
+  size_t bytes() const;
+};
+ScratchLayout scratch_layout(const TilePlan& plan, const TileShape& t);
+
+}  // namespace sgemm
+}  // namespace gemmlab

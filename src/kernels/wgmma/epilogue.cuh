@@ -1,0 +1,123 @@
+// Stores of wgmma accumulator fragments through the Epilogue: direct, or staged in shared memory.
+#pragma once
+
+#include "kernels/wgmma/ptx.cuh"
+
+namespace gemmlab {
+namespace sm90 {
+
+// ---------------------------------------------------------------------------------------------
+// Epilogue of a wgmma accumulator fragment (64 x kN fp32 per warpgroup). Thread t (warp w = t/32
+// of the warpgroup, lane l) holds, for each 8-column group j, the pair of columns
+// col0 + 8j + 2(l%4) + {0,1} of row row0 + 16w + l/4 in d[4j], d[4j+1], and of the row 8 below
+// in d[4j+2], d[4j+3]. Pairs go through Epilogue::store2 (8-byte stores where aligned and in bounds).
+// ---------------------------------------------------------------------------------------------
+
+// The two rows of the 64 a thread's fragment holds (wgmma's own order: 16w + g and 8 below).
+__device__ __forceinline__ int fragment_row(int half) {
+  const int t = threadIdx.x % 128;
+  return (t / 32) * 16 + (t % 32) / 4 + 8 * half;
+}
+
+// row_lo / row_hi: the C rows of the thread's d[4j], d[4j+1] and d[4j+2], d[4j+3].
+template <int kN>
+__device__ __forceinline__ void store_fragment(const Epilogue& ep, const float (&d)[kN / 2],
+                                               int row_lo, int row_hi, int col0) {
+  const int c = col0 + 2 * (threadIdx.x % 4);
+#pragma unroll
+  for (int j = 0; j < kN / 8; ++j) {
+    ep.store2(row_lo, c + 8 * j, d[4 * j + 0], d[4 * j + 1]);
+    ep.store2(row_hi, c + 8 * j, d[4 * j + 2], d[4 * j + 3]);
+  }
+}
+
+// The same fragment of D = C^T (a problem computed with A and B swapped): D(r, c) is C(c, r).
+// Each store instruction of a warp still writes whole 32-byte sectors (8 consecutive columns of
+// C in each of 4 rows).
+template <int kN>
+__device__ __forceinline__ void store_fragment_transposed(const Epilogue& ep,
+                                                          const float (&d)[kN / 2], int row_lo,
+                                                          int row_hi, int col0) {
+  const int c = col0 + 2 * (threadIdx.x % 4);
+#pragma unroll
+  for (int j = 0; j < kN / 8; ++j) {
+    ep.store(c + 8 * j, row_lo, d[4 * j + 0]);
+    ep.store(c + 8 * j + 1, row_lo, d[4 * j + 1]);
+    ep.store(c + 8 * j, row_hi, d[4 * j + 2]);
+    ep.store(c + 8 * j + 1, row_hi, d[4 * j + 3]);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Epilogue through shared memory. The fragment layout above makes direct stores narrow (8 bytes
+// per thread, or 4 when transposed); instead each warpgroup writes its 64 x kN fragment, one
+// 64 x 64 chunk at a time, into a private 16 KB buffer and reads it back as rows of float4, so
+// every warp store instruction writes 16 bytes per thread and whole 256-byte row segments of C.
+//
+// The buffer holds 64 rows of 64 floats (256 B), unpadded, so float4 reads stay aligned; bank
+// conflicts are avoided with an XOR swizzle on the column that moves whole float4s (multiples of
+// 4 words), so a row's 16 float4s stay a permutation of one another:
+//   row-major chunk (C row = fragment row):  column ^ 8 (row % 4). A half-warp's float2 stores
+//     cover 4 rows (g % 4 differs in both row orders below) x 8 words: 4 distinct 8-word groups.
+//   transposed chunk (C row = fragment column 8j + 2t + e): column ^ kUnit * t, with the
+//     fragment row as column. kUnit = 8 for wgmma's row order (lanes' rows are 8 consecutive
+//     ones: t moves them by whole groups of 8), 4 for StageTile::register_a_row (rows
+//     {0..3, 16..19} + a multiple of 4 below 16: t fills bits 2 and 3).
+// Both: 32 lanes of a store hit 32 banks; each 8-lane phase of a float4 read covers one row's 8
+// float4s, permuted within an aligned group of 8. A named barrier per warpgroup (id 1 + wg, 128
+// threads) separates writing a chunk from reading it and reading from overwriting it.
+// ---------------------------------------------------------------------------------------------
+constexpr int kStagedEpilogueBytes = 64 * 64 * 4;  // per warpgroup
+
+__device__ __forceinline__ void warpgroup_bar(int id) {
+#ifdef GEMMLAB_SM90A
+  asm volatile("bar.sync %0, 128;\n" ::"r"(id) : "memory");
+#endif
+}
+
+// row_lo / row_hi: this thread's fragment rows within the warpgroup's 64 (fragment_row or
+// register_a_row); (row0, col0): the fragment's origin in the kernel's result D. kTransposed:
+// D = C^T (a swapped problem), so D(r, c) goes to C(c, r). kUnit: see above (transposed only).
+template <int kN, bool kTransposed, int kUnit = 8>
+__device__ __forceinline__ void store_fragment_staged(const Epilogue& ep, const float (&d)[kN / 2],
+                                                      float* buf, int wg_bar, int row_lo,
+                                                      int row_hi, int row0, int col0) {
+  static_assert(kN % 64 == 0, "whole 64-column chunks");
+  const int lane = threadIdx.x % 128, t = lane % 4;
+#pragma unroll
+  for (int chunk = 0; chunk < kN / 64; ++chunk) {
+    if (chunk > 0) warpgroup_bar(wg_bar);  // the previous chunk has been read
+#pragma unroll
+    for (int jj = 0; jj < 8; ++jj) {
+      const int j = chunk * 8 + jj, c = 8 * jj + 2 * t;  // chunk column of d[4j], d[4j+2]
+      if constexpr (kTransposed) {
+        // buffer row = chunk column (a C row), buffer column = fragment row (a C column)
+        const int swz = kUnit * t;  // ((c >> 1) & 3) == t for both c and c + 1
+        buf[c * 64 + (row_lo ^ swz)] = d[4 * j + 0];
+        buf[(c + 1) * 64 + (row_lo ^ swz)] = d[4 * j + 1];
+        buf[c * 64 + (row_hi ^ swz)] = d[4 * j + 2];
+        buf[(c + 1) * 64 + (row_hi ^ swz)] = d[4 * j + 3];
+      } else {
+        *reinterpret_cast<float2*>(&buf[row_lo * 64 + (c ^ (8 * (row_lo % 4)))]) =
+            make_float2(d[4 * j + 0], d[4 * j + 1]);
+        *reinterpret_cast<float2*>(&buf[row_hi * 64 + (c ^ (8 * (row_hi % 4)))]) =
+            make_float2(d[4 * j + 2], d[4 * j + 3]);
+      }
+    }
+    warpgroup_bar(wg_bar);  // the chunk is complete
+    // 64 rows x 16 float4: a warp covers 2 rows per step, 8 steps. Not unrolled: the 128
+    // accumulators are still live, and unrolled steps would hold 8 addresses and float4s at once.
+#pragma unroll 1
+    for (int i = 0; i < 8; ++i) {
+      const int r = i * 8 + lane / 16, q = lane % 16;
+      const int swz4 = kTransposed ? kUnit / 4 * ((r >> 1) & 3) : 2 * (r % 4);
+      const float4 v = *reinterpret_cast<const float4*>(&buf[r * 64 + 4 * (q ^ swz4)]);
+      if constexpr (kTransposed) ep.store4(col0 + 64 * chunk + r, row0 + 4 * q, v);
+      else ep.store4(row0 + r, col0 + 64 * chunk + 4 * q, v);
+    }
+  }
+  warpgroup_bar(wg_bar);  // the buffer is free for the next tile
+}
+
+}  // namespace sm90
+}  // namespace gemmlab

@@ -1,0 +1,62 @@
+// wgmma/03's planner (plan.h). The figures behind each threshold are in docs/history.md.
+#include "kernels/wgmma/plan.h"
+
+#include <algorithm>
+
+namespace gemmlab {
+namespace wgmma_plan {
+
+int k_blocks_of(int64_t k, Precision p) {
+  const int elems = (p == Precision::BF16 || p == Precision::FP16) ? 64 : 32;
+  return ceil_div(static_cast<int>(k), elems);
+}
+
+// The gain grows with k (1 - tiles / ctas), the cost with the contributors per tile,
+// ~ctas / tiles + 1 (bf16 1024 x 1024 x 4096: 192 -> 275 TFLOP/s; 1024^3: 120 -> 92, not taken).
+bool stream_k_pays(int64_t tiles, int64_t k, int ctas) {
+  if (tiles >= ctas || tiles <= 0) return false;
+  const double fill = static_cast<double>(tiles) / ctas;
+  return static_cast<double>(k) * (1.0 - fill) > 400.0 * (1.0 / fill + 1.0);
+}
+
+namespace {
+
+// Every run spans >= 4 k-blocks (the pipeline's depth) and no tile has more than kMaxContrib
+// contributors; else no stream-k.
+StreamK plan_stream_k(bool half, int tiles, int64_t k, int num_kb, int max_ctas) {
+  const StreamK none{0, 0, 0, 0, 0};
+  if (!half || !stream_k_pays(tiles, k, max_ctas)) return none;
+  const StreamK sk = stream_k_cut(0, tiles, num_kb, max_ctas);
+  if (sk.iters < 4 || ceil_div(num_kb, sk.iters) + 1 > kMaxContrib) return none;
+  return sk;
+}
+
+bool half_precision(Precision p) { return p == Precision::BF16 || p == Precision::FP16; }
+
+}  // namespace
+
+PersistentPlan plan_persistent(int64_t rows, int64_t cols, int64_t k, Precision p,
+                               const DeviceDesc& dev) {
+  PersistentPlan pl{};
+  pl.grid = tile_grid(rows, cols, kBM, kBN);
+  const int tiles = pl.grid.m_tiles * pl.grid.n_tiles;
+  pl.sk = plan_stream_k(half_precision(p), tiles, k, k_blocks_of(k, p), dev.sms);
+  pl.ctas = pl.sk.ctas > 0 ? pl.sk.ctas : std::min(tiles, dev.sms);
+  return pl;
+}
+
+// Where the persistent kernel's fixed costs are not paid back (bf16, wgmma/02 vs 03: 1024^3 143
+// vs 119 TFLOP/s, 1408^3 277 vs 255; but 1536^3 281 vs 311). tf32 keeps wgmma/03 everywhere.
+int auto_priority(const GemmProblem& p, const DeviceDesc& dev) {
+  if (half_precision(p.precision)) {
+    const int64_t tiles = ((p.m + kBM - 1) / kBM) * ((p.n + kBN - 1) / kBN);
+    if (2 * tiles <= dev.sms &&
+        plan_stream_k(true, static_cast<int>(tiles), p.k, k_blocks_of(p.k, p.precision), dev.sms)
+                .ctas == 0)
+      return 60;  // still above mma_sync/02 (50)
+  }
+  return 200;
+}
+
+}  // namespace wgmma_plan
+}  // namespace gemmlab

@@ -1,0 +1,404 @@
+// Hopper (sm_90a) PTX, written once: mbarriers, TMA (cp.async.bulk.tensor), wgmma and its
+// descriptors, fences, setmaxnreg and clusters. The stage tile that uses them is stage_tile.cuh,
+// the accumulator stores epilogue.cuh; sm90.cuh includes all three.
+//
+// Everything compiles for any target; the instructions exist only where GEMMLAB_SM90A is defined
+// (compute_90a). Kernels guard their bodies with the same condition and have min_cc = 90.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include <cuda.h>  // CUtensorMap (the type only: gemmlab does not link libcuda)
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include "kernels/common/cp_async.cuh"  // smem_addr
+#include "kernels/common/gemm_common.cuh"
+
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define GEMMLAB_SM90A 1
+#endif
+
+namespace gemmlab {
+namespace sm90 {
+
+// ---------------------------------------------------------------------------------------------
+// mbarrier: a shared-memory barrier that counts arrivals and, for TMA, transaction bytes. A phase
+// completes when `count` threads have arrived and every expected byte has landed; waiters name
+// the parity (0/1) of the phase they wait for.
+// ---------------------------------------------------------------------------------------------
+__device__ __forceinline__ void mbar_init(uint64_t* bar, uint32_t count) {
+#ifdef GEMMLAB_SM90A
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_addr(bar)), "r"(count));
+#endif
+}
+
+// Makes the initialized barriers visible to the async proxy (TMA) and to the other CTAs of a cluster.
+__device__ __forceinline__ void fence_barrier_init() {
+#ifdef GEMMLAB_SM90A
+  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#endif
+}
+
+// Arrive once and announce `bytes` of TMA data that will complete this phase.
+__device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
+#ifdef GEMMLAB_SM90A
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_addr(bar)),
+               "r"(bytes)
+               : "memory");
+#endif
+}
+
+__device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
+#ifdef GEMMLAB_SM90A
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
+#endif
+}
+
+// Arrive on the barrier at the same shared-memory offset in CTA `cta` of this cluster.
+__device__ __forceinline__ void mbar_arrive_cluster(uint64_t* bar, uint32_t cta) {
+#ifdef GEMMLAB_SM90A
+  asm volatile(
+      "{\n.reg .b32 remote;\n"
+      "mapa.shared::cluster.u32 remote, %0, %1;\n"
+      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_addr(bar)),
+      "r"(cta)
+      : "memory");
+#endif
+}
+
+// Spin until the phase of parity `parity` has completed.
+__device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
+#ifdef GEMMLAB_SM90A
+  const uint32_t addr = smem_addr(bar);
+  uint32_t done = 0;
+  do {
+    asm volatile(
+        "{\n.reg .pred p;\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(addr), "r"(parity)
+        : "memory");
+  } while (!done);
+#endif
+}
+
+// ---------------------------------------------------------------------------------------------
+// TMA: one 2-D box of a tensor map into shared memory; completion is counted in bytes on `bar`.
+// Out-of-range parts of the box are filled with zeros (and still counted), which is what makes
+// M, N and K edges free. coord0 is the contiguous dimension.
+// ---------------------------------------------------------------------------------------------
+__device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, uint64_t* bar,
+                                            int coord0, int coord1) {
+#ifdef GEMMLAB_SM90A
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%3, %4}], [%2];\n" ::"r"(smem_addr(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_addr(bar)), "r"(coord0), "r"(coord1)
+      : "memory");
+#endif
+}
+
+// The same box written to the same offset in every CTA of `cta_mask` (cluster ranks), each of
+// whose barrier at `bar`'s offset is credited with the bytes.
+__device__ __forceinline__ void tma_load_2d_multicast(void* dst, const CUtensorMap* map,
+                                                      uint64_t* bar, int coord0, int coord1,
+                                                      uint16_t cta_mask) {
+#ifdef GEMMLAB_SM90A
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%3, %4}], [%2], %5;\n" ::"r"(smem_addr(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_addr(bar)), "r"(coord0), "r"(coord1),
+      "h"(cta_mask)
+      : "memory");
+#endif
+}
+
+__device__ __forceinline__ void prefetch_tensor_map(const CUtensorMap* map) {
+#ifdef GEMMLAB_SM90A
+  asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");
+#endif
+}
+
+// Ordinary stores to shared memory become visible to the async proxy (wgmma, TMA) only after
+// this fence in each writing thread, followed by a barrier.
+__device__ __forceinline__ void fence_proxy_async() {
+#ifdef GEMMLAB_SM90A
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+
+// ---------------------------------------------------------------------------------------------
+// Clusters
+// ---------------------------------------------------------------------------------------------
+__device__ __forceinline__ uint32_t cluster_ctarank() {
+  uint32_t r = 0;
+#ifdef GEMMLAB_SM90A
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+#endif
+  return r;
+}
+
+// All threads of all CTAs of the cluster: arrive (release) then wait (acquire).
+__device__ __forceinline__ void cluster_sync() {
+#ifdef GEMMLAB_SM90A
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::
+                   : "memory");
+#endif
+}
+
+// ---------------------------------------------------------------------------------------------
+// Register reallocation between warpgroups (needs a register cap at entry: __launch_bounds__(n, 1)).
+// ---------------------------------------------------------------------------------------------
+template <int kRegs>
+__device__ __forceinline__ void setmaxnreg_inc() {
+#ifdef GEMMLAB_SM90A
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+#endif
+}
+template <int kRegs>
+__device__ __forceinline__ void setmaxnreg_dec() {
+#ifdef GEMMLAB_SM90A
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+#endif
+}
+
+// ---------------------------------------------------------------------------------------------
+// wgmma: warpgroup-wide asynchronous MMA. fence before the first wgmma that touches accumulators
+// written by other instructions; commit closes a group; wait<N> blocks until at most N groups
+// are pending. fence_operand keeps the compiler from moving accumulator reads or writes across
+// those points (the asm statements are volatile and so stay in order).
+// ---------------------------------------------------------------------------------------------
+__device__ __forceinline__ void wgmma_fence() {
+#ifdef GEMMLAB_SM90A
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void wgmma_commit() {
+#ifdef GEMMLAB_SM90A
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+#endif
+}
+template <int kPending>
+__device__ __forceinline__ void wgmma_wait() {
+#ifdef GEMMLAB_SM90A
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
+#endif
+}
+template <int kRegs>
+__device__ __forceinline__ void fence_operand(float (&d)[kRegs]) {
+#pragma unroll
+  for (int i = 0; i < kRegs; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+template <int kRegs>
+__device__ __forceinline__ void fence_operand(uint32_t (&a)[kRegs]) {
+#pragma unroll
+  for (int i = 0; i < kRegs; ++i) asm volatile("" : "+r"(a[i])::"memory");
+}
+
+// 32-bit shared-memory load, kept in order with the (volatile) barrier waits around it.
+__device__ __forceinline__ uint32_t lds32(uint32_t addr) {
+  uint32_t v;
+  asm volatile("ld.shared.b32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
+  return v;
+}
+
+// Shared-memory matrix descriptor for the 128-byte swizzle mode. Byte offsets, encoded >> 4:
+//   K-major:  sbo = distance between groups of 8 rows (1024 here); lbo is unused (1 by convention).
+//   MN-major: lbo = distance between 64-element (128-byte) chunks along M/N; sbo = distance between
+//             groups of 8 rows along K (1024).
+// Base offset 0: every tile starts on a 1024-byte boundary, where the swizzle pattern repeats.
+__device__ __forceinline__ uint64_t make_smem_desc(uint32_t smem_byte_addr, uint32_t lbo,
+                                                   uint32_t sbo) {
+  uint64_t d = 0;
+  d |= static_cast<uint64_t>((smem_byte_addr & 0x3FFFF) >> 4);
+  d |= static_cast<uint64_t>((lbo & 0x3FFFF) >> 4) << 16;
+  d |= static_cast<uint64_t>((sbo & 0x3FFFF) >> 4) << 32;
+  d |= 1ull << 62;  // 128-byte swizzle
+  return d;
+}
+
+// The accumulator operands of the N = 128 (64 registers) and N = 256 (128 registers) wrappers,
+// written once: the register list in the instruction text and the "+f" operand list.
+#define GEMMLAB_WGMMA_REGS64 \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+#define GEMMLAB_WGMMA_REGS128 \
+  GEMMLAB_WGMMA_REGS64 ", " \
+  "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, " \
+  "%78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, " \
+  "%92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, " \
+  "%106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, " \
+  "%120, %121, %122, %123, %124, %125, %126, %127"
+#define GEMMLAB_WGMMA_ACC8(i)                                                                    \
+  "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]),   \
+      "+f"(d[i + 6]), "+f"(d[i + 7])
+#define GEMMLAB_WGMMA_ACC64                                                                      \
+  GEMMLAB_WGMMA_ACC8(0), GEMMLAB_WGMMA_ACC8(8), GEMMLAB_WGMMA_ACC8(16), GEMMLAB_WGMMA_ACC8(24),   \
+      GEMMLAB_WGMMA_ACC8(32), GEMMLAB_WGMMA_ACC8(40), GEMMLAB_WGMMA_ACC8(48), GEMMLAB_WGMMA_ACC8(56)
+#define GEMMLAB_WGMMA_ACC128                                                                     \
+  GEMMLAB_WGMMA_ACC64, GEMMLAB_WGMMA_ACC8(64), GEMMLAB_WGMMA_ACC8(72), GEMMLAB_WGMMA_ACC8(80),    \
+      GEMMLAB_WGMMA_ACC8(88), GEMMLAB_WGMMA_ACC8(96), GEMMLAB_WGMMA_ACC8(104),                  \
+      GEMMLAB_WGMMA_ACC8(112), GEMMLAB_WGMMA_ACC8(120)
+
+// ---- wgmma wrappers (m64nNk16 for bf16/fp16, m64nNk8 for tf32; N = 128, 256) ----
+// D(64x128) += A(64x16) * B(16x128), A and B from shared memory (descriptors), 16-bit inputs.
+// kTransA / kTransB: 1 = the operand is MN-major in shared memory.
+template <bool kHalf, int kTransA, int kTransB>
+__device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], uint64_t desc_a, uint64_t desc_b,
+                                                 int scale_d) {
+#ifdef GEMMLAB_SM90A
+  if constexpr (kHalf) {
+    asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
+      GEMMLAB_WGMMA_REGS64 " "
+      "}, %64, %65, p, 1, 1, %67, %68;\n}\n"
+      :
+          GEMMLAB_WGMMA_ACC64
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB));
+  } else {
+    asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
+      GEMMLAB_WGMMA_REGS64 " "
+      "}, %64, %65, p, 1, 1, %67, %68;\n}\n"
+      :
+          GEMMLAB_WGMMA_ACC64
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB));
+  }
+#endif
+}
+
+// D(64x128) += A(64x8) * B(8x128) in tf32 (fp32 bits in shared memory, low 13 mantissa bits ignored).
+// tf32 has no transpose: both operands K-major.
+__device__ __forceinline__ void wgmma_m64n128k8_tf32(float (&d)[64], uint64_t desc_a, uint64_t desc_b,
+                                                    int scale_d) {
+#ifdef GEMMLAB_SM90A
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 {"
+      GEMMLAB_WGMMA_REGS64 " "
+      "}, %64, %65, p, 1, 1;\n}\n"
+      :
+          GEMMLAB_WGMMA_ACC64
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+#endif
+}
+
+// D(64x256) += A(64x16) * B(16x256), A and B from shared memory (descriptors), 16-bit inputs.
+// kTransA / kTransB: 1 = the operand is MN-major in shared memory.
+template <bool kHalf, int kTransA, int kTransB>
+__device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_a, uint64_t desc_b,
+                                                 int scale_d) {
+#ifdef GEMMLAB_SM90A
+  if constexpr (kHalf) {
+    asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {"
+      GEMMLAB_WGMMA_REGS128 " "
+      "}, %128, %129, p, 1, 1, %131, %132;\n}\n"
+      :
+          GEMMLAB_WGMMA_ACC128
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB));
+  } else {
+    asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
+      GEMMLAB_WGMMA_REGS128 " "
+      "}, %128, %129, p, 1, 1, %131, %132;\n}\n"
+      :
+          GEMMLAB_WGMMA_ACC128
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB));
+  }
+#endif
+}
+
+// D(64x256) += A(64x8) * B(8x256) in tf32 (fp32 bits in shared memory, low 13 mantissa bits ignored).
+// tf32 has no transpose: both operands K-major.
+__device__ __forceinline__ void wgmma_m64n256k8_tf32(float (&d)[128], uint64_t desc_a, uint64_t desc_b,
+                                                    int scale_d) {
+#ifdef GEMMLAB_SM90A
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {"
+      GEMMLAB_WGMMA_REGS128 " "
+      "}, %128, %129, p, 1, 1;\n}\n"
+      :
+          GEMMLAB_WGMMA_ACC128
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+#endif
+}
+
+// D(64x256) += A(64x8) * B(8x256) in tf32 with A from registers (the wgmma A fragment: a[0..3] of
+// this thread) and B from shared memory (K-major descriptor).
+__device__ __forceinline__ void wgmma_m64n256k8_tf32_rs(float (&d)[128], uint32_t a0, uint32_t a1,
+                                                       uint32_t a2, uint32_t a3, uint64_t desc_b,
+                                                       int scale_d) {
+#ifdef GEMMLAB_SM90A
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32 {"
+      GEMMLAB_WGMMA_REGS128 " "
+      "}, {%128, %129, %130, %131}, %132, p, 1, 1;\n}\n"
+      :
+          GEMMLAB_WGMMA_ACC128
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(desc_b), "r"(scale_d));
+#endif
+}
+
+// Narrow variants (N = 8) for edge tiles with at most 8 valid columns: they update d[0..3] of the
+// caller's full accumulator array and leave the rest alone.
+template <bool kHalf, int kTransA, int kTransB, int kRegs>
+__device__ __forceinline__ void wgmma_m64n8k16(float (&d)[kRegs], uint64_t desc_a, uint64_t desc_b,
+                                               int scale_d) {
+#ifdef GEMMLAB_SM90A
+  if constexpr (kHalf) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%0, %1, %2, %3}, %4, %5, p, 1, 1, %7, %8;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB));
+  } else {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%0, %1, %2, %3}, %4, %5, p, 1, 1, %7, %8;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB));
+  }
+#endif
+}
+
+template <int kRegs>
+__device__ __forceinline__ void wgmma_m64n8k8_tf32(float (&d)[kRegs], uint64_t desc_a,
+                                                   uint64_t desc_b, int scale_d) {
+#ifdef GEMMLAB_SM90A
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32 {%0, %1, %2, %3}, %4, %5, p, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+#endif
+}
+
+template <int kRegs>
+__device__ __forceinline__ void wgmma_m64n8k8_tf32_rs(float (&d)[kRegs], uint32_t a0, uint32_t a1,
+                                                      uint32_t a2, uint32_t a3, uint64_t desc_b,
+                                                      int scale_d) {
+#ifdef GEMMLAB_SM90A
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %9, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, %8, p, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(desc_b), "r"(scale_d));
+#endif
+}
+
+}  // namespace sm90
+}  // namespace gemmlab

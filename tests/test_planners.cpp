@@ -1,0 +1,263 @@
+// The launch planners, on the CPU: the tile schedule (tile order, stream-k cut), simt/sgemm's plan
+// (copies, tile, depth splits, stream-k tail, strips, scratch) and wgmma/03's plan (CTAs,
+// stream-k, auto priority), for shapes from 1x1x1 to 16384^3 on a 132-SM (H100 SXM) and a 108-SM
+// (A100) device description. No GPU involved: these run in CI.
+#include <algorithm>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "kernels/common/tile_schedule.h"
+#include "kernels/simt/sgemm_plan.h"
+#include "kernels/wgmma/plan.h"
+
+namespace gemmlab {
+namespace {
+
+const DeviceDesc kH100{132, 228 * 1024};
+const DeviceDesc kA100{108, 164 * 1024};
+
+struct Dims {
+  int m, n, k;
+};
+std::vector<Dims> shapes() {
+  std::vector<Dims> s = {{1, 1, 1},          {7, 13, 5},         {64, 64, 64},
+                         {127, 255, 17},     {128, 256, 16},     {1000, 1025, 999},
+                         {1023, 1023, 1023}, {1024, 1024, 1024}, {1025, 1025, 1025},
+                         {1024, 1024, 4096}, {256, 256, 65536},  {2500, 2500, 1024},
+                         {3000, 3000, 3000}, {4097, 31, 2049},   {31, 4097, 67},
+                         {4096, 4096, 4096}, {4097, 4097, 4097}, {5000, 5000, 5000},
+                         {8192, 8192, 8192}, {1, 16384, 16384},  {16384, 1, 16384},
+                         {16384, 16384, 16384}};
+  return s;
+}
+
+// Every tile of an m x n region exactly once, full tiles first, each inside the region.
+void expect_heavy_first_covers(int m, int n, int bm, int bn) {
+  const TileGrid g = tile_grid(m, n, bm, bn);
+  const int tiles = g.m_tiles * g.n_tiles, full = (m / bm) * (n / bn);
+  std::set<std::pair<int, int>> seen;
+  for (int i = 0; i < tiles; ++i) {
+    const TileCoord t = tile_heavy_first(i, bm, bn, m, n, 16);
+    ASSERT_EQ(t.row0 % bm, 0);
+    ASSERT_EQ(t.col0 % bn, 0);
+    ASSERT_LT(t.row0, m) << m << "x" << n << " tile " << i;
+    ASSERT_LT(t.col0, n) << m << "x" << n << " tile " << i;
+    const bool is_full = t.row0 + bm <= m && t.col0 + bn <= n;
+    EXPECT_EQ(is_full, i < full) << m << "x" << n << " tile " << i;
+    EXPECT_TRUE(seen.insert({t.row0, t.col0}).second) << "tile visited twice";
+  }
+  EXPECT_EQ(static_cast<int>(seen.size()), tiles);
+}
+
+TEST(TileSchedule, HeavyFirstVisitsEveryTileOnce) {
+  for (const Dims& d : shapes())
+    for (auto [bm, bn] : {std::pair{128, 128}, {128, 256}})
+      if (static_cast<int64_t>(d.m / bm + 1) * (d.n / bn + 1) <= 20000)
+        expect_heavy_first_covers(d.m, d.n, bm, bn);
+}
+
+TEST(TileSchedule, GroupedOrderIsAPermutation) {
+  for (auto [mt, nt] : {std::pair{1, 1}, {16, 8}, {17, 9}, {33, 2}, {2, 40}}) {
+    std::set<std::pair<int, int>> seen;
+    for (int i = 0; i < mt * nt; ++i) {
+      const TileCoord t = tile_grouped(i, 1, 1, mt, nt, 16);
+      ASSERT_LT(t.row0, mt);
+      ASSERT_LT(t.col0, nt);
+      seen.insert({t.row0, t.col0});
+    }
+    EXPECT_EQ(static_cast<int>(seen.size()), mt * nt);
+  }
+}
+
+// The runs of a stream-k cut cover every (tile, k-step) once, and stream_k_runs names exactly the
+// runs that touch a tile.
+void expect_stream_k_covers(int tiles, int kt, int ctas) {
+  const StreamK sk = stream_k_cut(0, tiles, kt, ctas);
+  ASSERT_GE(sk.iters, 1);
+  ASSERT_LE(sk.ctas, ctas);
+  std::vector<int> hits(static_cast<size_t>(tiles) * kt, 0);
+  std::vector<std::set<int>> runs_of(tiles);
+  for (int c = 0; c < sk.ctas; ++c) {
+    const int end = std::min((c + 1) * sk.iters, tiles * kt);
+    ASSERT_LT(c * sk.iters, end) << "an empty run";
+    for (int it = c * sk.iters; it < end;) {
+      const StreamKSegment s = stream_k_segment(it, end, kt);
+      ASSERT_LT(s.k_begin, s.k_end);
+      for (int q = s.k_begin; q < s.k_end; ++q) ++hits[static_cast<size_t>(s.tile) * kt + q];
+      runs_of[s.tile].insert(c);
+      it += s.k_end - s.k_begin;
+    }
+  }
+  for (int h : hits) ASSERT_EQ(h, 1);
+  for (int t = 0; t < tiles; ++t) {
+    int first, last;
+    stream_k_runs(t, kt, sk.iters, &first, &last);
+    EXPECT_EQ(*runs_of[t].begin(), first) << "tile " << t;
+    EXPECT_EQ(*runs_of[t].rbegin(), last) << "tile " << t;
+    EXPECT_EQ(static_cast<int>(runs_of[t].size()), last - first + 1);
+  }
+}
+
+TEST(TileSchedule, StreamKCutCoversEveryStepOnce) {
+  for (int tiles : {1, 2, 32, 68, 200})
+    for (int kt : {1, 4, 63, 64, 188})
+      for (int ctas : {1, 108, 132}) expect_stream_k_covers(tiles, kt, ctas);
+}
+
+GemmProblem problem(const Dims& d, Op a = Op::N, Op b = Op::N) {
+  GemmProblem p;
+  p.m = d.m, p.n = d.n, p.k = d.k, p.op_a = a, p.op_b = b;
+  return p;
+}
+
+// simt/sgemm: the plan's grid is its parts; splits only where the tiles cannot fill the GPU;
+// every split has >= 1 k-tile and they cover the depth; a stream-k tail only unsplit, deep, on
+// the 128 x 256 tile; scratch only where splits, a tail or split strips need it.
+void expect_sgemm_plan_consistent(const Dims& d, int tn, const DeviceDesc& dev) {
+  SCOPED_TRACE(testing::Message() << d.m << "x" << d.n << "x" << d.k << " tn=" << tn
+                                  << " sms=" << dev.sms);
+  const sgemm::TileShape t = sgemm::tile_shape(tn);
+  const sgemm::TilePlan L = sgemm::plan_tiles(d.m, d.n, d.k, t, dev);
+  const sgemm::TileWork& w = L.work;
+  const int64_t tiles = static_cast<int64_t>(L.grid.m_tiles) * L.grid.n_tiles;
+  ASSERT_GE(w.splits, 1);
+  ASSERT_LE(w.splits, 16);
+  const int kt_full = std::max(1, d.k / sgemm::kBK);
+  EXPECT_EQ(w.splits, (kt_full + w.per_split - 1) / w.per_split);
+  EXPECT_GE(kt_full - (w.splits - 1) * w.per_split, 1) << "the last split has no k-tile";
+  if (w.splits > 1) EXPECT_LT(tiles, static_cast<int64_t>(dev.sms) * t.blocks_per_sm);
+  EXPECT_EQ(L.loop == sgemm::Loop::kSplit, w.splits > 1);
+  if (w.sk.ctas > 0) {
+    EXPECT_EQ(tn, 4);
+    EXPECT_EQ(w.splits, 1);
+    EXPECT_TRUE(L.deep);
+    EXPECT_LE(w.sk.ctas, dev.sms * t.blocks_per_sm);
+    EXPECT_EQ(w.sk.first_tile + w.sk.tiles, tiles);
+    EXPECT_GE(w.sk.iters, w.sk.kt) << "a tile is shared by at most two runs";
+  }
+  EXPECT_EQ(L.blocks, (tiles - w.sk.tiles) * w.splits + w.sk.ctas + w.sp.blocks());
+  EXPECT_GT(L.blocks, 0);
+  const sgemm::ScratchLayout s = sgemm::scratch_layout(L, t);
+  EXPECT_EQ(s.bytes() > 0, w.splits > 1 || w.sk.ctas > 0 || w.sp.splits > 1);
+  EXPECT_EQ(s.tile_counters, w.splits > 1 ? static_cast<size_t>(tiles) : 0u);
+  // Without scratch: one block per tile and strip block, nothing to sum.
+  const sgemm::TilePlan n = sgemm::plan_tiles(d.m, d.n, d.k, t, dev, /*scratch=*/false);
+  EXPECT_EQ(sgemm::scratch_layout(n, t).bytes(), 0u);
+  EXPECT_EQ(n.blocks, tiles + n.work.sp.blocks());
+}
+
+TEST(SgemmPlan, ConsistentOnEveryShape) {
+  for (const DeviceDesc& dev : {kH100, kA100})
+    for (const Dims& d : shapes())
+      for (int tn : {2, 4}) expect_sgemm_plan_consistent(d, tn, dev);
+}
+
+TEST(SgemmPlan, SplitsWhereTheTilesCannotFillTheGpu) {
+  const sgemm::TileShape wide = sgemm::tile_shape(4);
+  // 1024^3 on 128 x 256 tiles: 32 tiles for 132 SMs -> split; 8192^3: 2048 tiles -> not.
+  EXPECT_GT(sgemm::choose_splits(1024, 1024, 1024, wide, kH100), 1);
+  EXPECT_GT(sgemm::choose_splits(256, 256, 65536, wide, kH100), 1);
+  EXPECT_EQ(sgemm::choose_splits(8192, 8192, 8192, wide, kH100), 1);
+  EXPECT_EQ(sgemm::choose_splits(16384, 16384, 16384, wide, kA100), 1);
+  // Too shallow to split: each split needs >= 4 k-tiles.
+  EXPECT_EQ(sgemm::choose_splits(1024, 1024, 64, wide, kH100), 1);
+  EXPECT_EQ(sgemm::choose_splits(1, 1, 1, sgemm::tile_shape(2), kH100), 1);
+}
+
+TEST(SgemmPlan, StreamKTailOnlyForABadlyFilledLastWave) {
+  const sgemm::TileShape wide = sgemm::tile_shape(4);
+  // 2500 x 2500 x 1024: 200 tiles; on 132 SMs the last wave is half idle -> a tail of 132 runs
+  // (the whole grid, as the H100 test pins down); on 108 SMs 92 of 108 are busy -> no tail.
+  const sgemm::TilePlan h = sgemm::plan_tiles(2500, 2500, 1024, wide, kH100);
+  EXPECT_EQ(h.work.sk.ctas, 132);
+  EXPECT_EQ(h.blocks, 132);
+  const sgemm::TilePlan a = sgemm::plan_tiles(2500, 2500, 1024, wide, kA100);
+  EXPECT_EQ(a.work.sk.ctas, 0);
+  EXPECT_EQ(a.blocks, 200);
+  // 4096^3: 512 tiles = 3.9 waves of 132: not worth the lost L2 locality.
+  EXPECT_EQ(sgemm::plan_tiles(4096, 4096, 4096, wide, kH100).work.sk.ctas, 0);
+}
+
+TEST(SgemmPlan, ThinRemaindersBecomeStrips) {
+  const sgemm::TilePlan L = sgemm::plan_tiles(4097, 4097, 4097, sgemm::tile_shape(4), kH100);
+  EXPECT_EQ(L.work.sp.m_main, 4096);
+  EXPECT_EQ(L.work.sp.n_main, 4096);
+  EXPECT_GT(L.work.sp.blocks(), 0);
+  const sgemm::TilePlan T = sgemm::plan_tiles(4000, 4000, 4000, sgemm::tile_shape(4), kH100);
+  EXPECT_EQ(T.work.sp.blocks(), 0) << "a remainder of 32 rows is a tile row, not a strip";
+}
+
+TEST(SgemmPlan, CopiesOnlyWhereCheap) {
+  // 4097^3 NN: B's rows are misaligned and the copy is cheap -> realign, 128 x 256 tile.
+  const sgemm::OperandPlan big = sgemm::plan_operands(problem({4097, 4097, 4097}), true, false, kH100);
+  EXPECT_TRUE(big.realign_b);
+  EXPECT_TRUE(big.bv);
+  EXPECT_TRUE(big.wide);
+  // 1025^3 NN: the copy would cost more than the 4-byte loads -> 128 x 128 with 4-byte B.
+  const sgemm::OperandPlan small = sgemm::plan_operands(problem({1025, 1025, 1025}), true, false, kH100);
+  EXPECT_FALSE(small.realign_b);
+  EXPECT_FALSE(small.bv);
+  EXPECT_FALSE(small.wide);
+  // NT at 8192^3: B^T copied transposed, runs as NN on the wide tile; not at 64^3.
+  EXPECT_TRUE(sgemm::plan_operands(problem({8192, 8192, 8192}, Op::N, Op::T), true, true, kH100)
+                  .transpose_b);
+  EXPECT_FALSE(sgemm::plan_operands(problem({64, 64, 64}, Op::N, Op::T), true, true, kH100)
+                   .transpose_b);
+  // No scratch: no copies at all.
+  const sgemm::OperandPlan none =
+      sgemm::plan_operands(problem({4097, 4097, 4097}), true, false, kH100, /*copies=*/false);
+  EXPECT_FALSE(none.realign_b || none.realign_a || none.transpose_b || none.bv);
+}
+
+TEST(WgmmaPlan, PersistentGridAndStreamK) {
+  for (const DeviceDesc& dev : {kH100, kA100})
+    for (const Dims& d : shapes())
+      for (Precision p : {Precision::TF32, Precision::BF16, Precision::FP16}) {
+        SCOPED_TRACE(testing::Message() << d.m << "x" << d.n << "x" << d.k << " "
+                                        << precision_name(p) << " sms=" << dev.sms);
+        const wgmma_plan::PersistentPlan pl = wgmma_plan::plan_persistent(d.m, d.n, d.k, p, dev);
+        const int tiles = pl.grid.m_tiles * pl.grid.n_tiles;
+        EXPECT_LE(pl.ctas, dev.sms);
+        EXPECT_GE(pl.ctas, 1);
+        if (pl.sk.ctas == 0) {
+          EXPECT_EQ(pl.ctas, std::min(tiles, dev.sms));
+          continue;
+        }
+        EXPECT_NE(p, Precision::TF32) << "tf32 never runs stream-k";
+        EXPECT_LT(tiles, dev.sms);
+        EXPECT_GE(pl.sk.iters, 4);
+        EXPECT_LE((pl.sk.kt + pl.sk.iters - 1) / pl.sk.iters + 1, wgmma_plan::kMaxContrib);
+        EXPECT_EQ(pl.sk.kt, wgmma_plan::k_blocks_of(d.k, p));
+        EXPECT_EQ(pl.ctas, pl.sk.ctas);
+      }
+}
+
+TEST(WgmmaPlan, SmallDeepGridsRunStreamK) {
+  // bf16 1024 x 1024 x 4096: 32 tiles, 64 k-blocks each -> 128 CTAs on an H100 (the GPU test
+  // pins the same launch down).
+  const auto pl = wgmma_plan::plan_persistent(1024, 1024, 4096, Precision::BF16, kH100);
+  EXPECT_EQ(pl.ctas, 128);
+  // 1024^3 is too shallow; 4096^3 fills the GPU.
+  EXPECT_EQ(wgmma_plan::plan_persistent(1024, 1024, 1024, Precision::BF16, kH100).sk.ctas, 0);
+  EXPECT_EQ(wgmma_plan::plan_persistent(4096, 4096, 4096, Precision::BF16, kH100).sk.ctas, 0);
+  EXPECT_FALSE(wgmma_plan::stream_k_pays(200, 4096, 132));
+  EXPECT_TRUE(wgmma_plan::stream_k_pays(32, 4096, 132));
+}
+
+TEST(WgmmaPlan, AutoPriorityStepsBackOnSmallShallow16BitGrids) {
+  GemmProblem p = problem({1024, 1024, 1024});
+  p.precision = Precision::BF16;
+  EXPECT_EQ(wgmma_plan::auto_priority(p, kH100), 60);
+  p.k = 4096;  // deep enough for stream-k
+  EXPECT_EQ(wgmma_plan::auto_priority(p, kH100), 200);
+  p.m = p.n = p.k = 4096;
+  EXPECT_EQ(wgmma_plan::auto_priority(p, kH100), 200);
+  p.m = p.n = p.k = 1024, p.precision = Precision::TF32;
+  EXPECT_EQ(wgmma_plan::auto_priority(p, kH100), 200);
+}
+
+}  // namespace
+}  // namespace gemmlab
