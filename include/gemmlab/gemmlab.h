@@ -21,8 +21,8 @@
 // (cudaSetDevice): memory of another device is WrongDevice, whatever its peer access.
 //
 // Errors never abort: every call returns a Status, and last_error_message() says what was wrong.
-// A non-success status means nothing was enqueued: C is untouched. An error the caller's own
-// earlier work left in CUDA's last-error slot is neither reported nor cleared by gemmlab.
+// A non-success status means nothing that writes C was enqueued: C is untouched. An error that the
+// caller's own earlier work left in CUDA's last-error slot never becomes this call's status.
 //
 // Streams and devices: the call enqueues everything on `stream` and returns without waiting.
 // Calls may come from several host threads, on several streams and devices at once; state that

@@ -25,10 +25,10 @@ extern const KernelDesc kSimtCpAsyncMultistage;  // 15_cp_async_multistage.cu
 extern const KernelDesc kSimtSgemm;              // sgemm.cu: the production FP32 kernel
 // ---- simt: end ----
 
-// ---- tensor cores: mma.sync (sm_80+) ----
+// ---- mma_sync: tensor cores through mma.sync (sm_80+) ----
 extern const KernelDesc kMmaSyncBasic;
 extern const KernelDesc kMmaSyncPipelined;
-// ---- mma.sync: end ----
+// ---- mma_sync: end ----
 
 // ---- tensor cores: Hopper wgmma (sm_90a) ----
 extern const KernelDesc kWgmmaBasic;
@@ -54,10 +54,10 @@ const std::vector<KernelDesc>& all_kernels() {
       kSimtCpAsyncMultistage,
       kSimtSgemm,
       // simt: end
-      // mma.sync
+      // mma_sync
       kMmaSyncBasic,
       kMmaSyncPipelined,
-      // mma.sync: end
+      // mma_sync: end
       // wgmma
       kWgmmaBasic,
       kWgmmaTmaPipelined,

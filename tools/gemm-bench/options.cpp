@@ -33,7 +33,7 @@ int parse_options(int argc, const char* const* argv, Options* out, std::string* 
       "gemm-bench"};
   std::vector<std::string> sizes, dtypes, trans;
   app.add_option("--kernels,-k", out->kernels,
-                 "kernels: registry names, families (simt, mma.sync, wgmma) or 'all' (default)")
+                 "kernels: registry names, families (simt, mma_sync, wgmma) or 'all' (default)")
       ->delimiter(',');
   app.add_option("--sizes,-s", sizes, "sizes: N (N^3) or MxNxK, comma-separated (default 4096,4097)")
       ->delimiter(',');

@@ -15,7 +15,7 @@ struct Shape {
 };
 
 struct Options {
-  std::vector<std::string> kernels;  // registry names, families ("simt", "mma.sync", "wgmma"), "all"
+  std::vector<std::string> kernels;  // registry names, families ("simt", "mma_sync", "wgmma"), "all"
   std::vector<Shape> sizes;
   std::vector<gemmlab::Precision> dtypes;
   std::vector<std::pair<gemmlab::Op, gemmlab::Op>> trans;
