@@ -25,6 +25,10 @@ extern const KernelDesc kSimtCpAsyncMultistage;  // 15_cp_async_multistage.cu
 extern const KernelDesc kSimtSgemm;              // sgemm.cu: the production FP32 kernel
 // ---- simt: end ----
 
+// ---- gemv: problems with a few rows of C (decode) ----
+extern const KernelDesc kGemvSmallM;
+// ---- gemv: end ----
+
 // ---- mma_sync: tensor cores through mma.sync (sm_80+) ----
 extern const KernelDesc kMmaSyncBasic;
 extern const KernelDesc kMmaSyncPipelined;
@@ -54,6 +58,9 @@ const std::vector<KernelDesc>& all_kernels() {
       kSimtCpAsyncMultistage,
       kSimtSgemm,
       // simt: end
+      // gemv
+      kGemvSmallM,
+      // gemv: end
       // mma_sync
       kMmaSyncBasic,
       kMmaSyncPipelined,

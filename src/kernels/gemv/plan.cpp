@@ -1,0 +1,45 @@
+#include "kernels/gemv/plan.h"
+
+#include <algorithm>
+
+namespace gemmlab {
+namespace gemv_plan {
+
+Plan plan(int m, int n, int k, bool k_contig, bool b_aligned, int elem_bytes, const DeviceDesc& dev,
+          bool scratch) {
+  Plan p{};
+  p.k_contig = k_contig;
+  p.rows = m <= 1 ? 1 : m <= 2 ? 2 : m <= 4 ? 4 : 8;
+  const int v = 16 / elem_bytes;
+  // 16-byte loads along the contiguous direction: along k (k % v == 0 keeps every row's vectors
+  // inside it), or along n (the last partial vector of a row is loaded element by element).
+  p.vec = b_aligned && (!k_contig || k % v == 0);
+  p.vec_elems = p.vec ? v : 1;
+  // k-contiguous B: a warp reads 32 loads along k of 4 columns, 8 warps side by side. n-contiguous:
+  // a warp reads 32 loads along n of one row, the 8 warps take interleaved rows.
+  p.cols = k_contig ? 32 : 32 * p.vec_elems;
+  p.k_step = k_contig ? 32 * p.vec_elems : 8;
+  p.col_tiles = ceil_div(n, p.cols);
+  // Slices: enough blocks for ~4 per SM, each at least 4 passes deep, and partial sums (written
+  // and read: 8 bytes per row and column per slice) at most ~6% of B's bytes.
+  const int max_slice = std::max(p.k_step, kSmemFloats / p.rows / p.k_step * p.k_step);
+  const int passes = ceil_div(k, p.k_step);
+  int splits = ceil_div(4 * dev.sms, p.col_tiles);
+  splits = std::min(splits, std::max(1, passes / 4));
+  const int traffic_cap = static_cast<int>(0.06 * k * elem_bytes / (8.0 * p.rows));
+  splits = std::min(splits, std::max(1, traffic_cap));
+  // The slice: a whole number of passes, no larger than the block's shared copy of op(A). Without
+  // scratch one block per column tile walks the whole depth, a slice at a time.
+  p.k_slice = std::min(ceil_div(passes, std::max(1, splits)) * p.k_step, max_slice);
+  p.splits = scratch ? ceil_div(k, p.k_slice) : 1;
+  return p;
+}
+
+size_t scratch_bytes(const Plan& p) {
+  if (p.splits <= 1) return 0;
+  return static_cast<size_t>(p.blocks()) * p.rows * p.cols * sizeof(float) +
+         static_cast<size_t>(p.col_tiles) * sizeof(unsigned long long);
+}
+
+}  // namespace gemv_plan
+}  // namespace gemmlab

@@ -1,0 +1,44 @@
+// The planner of gemv/small_m, the kernel for problems with a few rows of C (LLM decode: M = 1..8
+// against a large weight matrix). Such a problem moves B once and does only 2M flops per element
+// of B, so it is bound by reading B: the plan cuts B into column tiles and depth slices so that
+// every SM has several blocks and enough bytes in flight, while the partial sums of the slices
+// (summed in order by the last block of each column tile) stay a few percent of B's bytes.
+// Plain functions, unit-tested on the CPU (tests/test_planners.cpp).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/common/tile_schedule.h"
+#include "registry/registry.h"
+
+namespace gemmlab {
+namespace gemv_plan {
+
+constexpr int kMaxM = 8;        // rows of C the kernel handles
+constexpr int kThreads = 256;   // 8 warps
+constexpr int kSmemFloats = 8192;  // the block's slice of op(A), as float: 32 KB
+
+struct Plan {
+  bool k_contig;   // B stored n x k (op(B) = B^T, the weight layout of y = x W^T)
+  bool vec;        // 16-byte loads of B
+  int rows;        // m rounded up to 1, 2, 4 or 8 (the kernel instance)
+  int vec_elems;   // elements of B per load: 16 bytes' worth, or 1
+  int cols;        // columns of C per block
+  int k_step;      // depth one pass of the block covers (k_slice is a multiple of it)
+  int k_slice;     // depth per block (splits > 1), or per chunk of the one block's whole depth
+  int col_tiles, splits;  // the grid: col_tiles * splits blocks
+  int blocks() const { return col_tiles * splits; }
+};
+
+// b_aligned: B's pointer and rows are 16-byte aligned. scratch: whether the depth may be split
+// (the partial sums need scratch); without it one block covers the whole depth.
+Plan plan(int m, int n, int k, bool k_contig, bool b_aligned, int elem_bytes, const DeviceDesc& dev,
+          bool scratch = true);
+
+// Scratch of a plan: partials (col_tiles * splits * rows * cols floats), then one counter per
+// column tile; 0 when splits == 1.
+size_t scratch_bytes(const Plan& p);
+
+}  // namespace gemv_plan
+}  // namespace gemmlab

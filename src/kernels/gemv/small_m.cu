@@ -1,0 +1,293 @@
+// gemv/small_m: problems with at most 8 rows of C (LLM decode, M = 1..8), FP32/TF32/BF16/FP16.
+//
+// Bottleneck attacked: a GEMM with a handful of rows is a GEMV against B: it reads every byte of
+// B once and does 2M flops per element, so its floor is B's bytes over HBM bandwidth. A tiled
+// GEMM kernel wastes that: wgmma/02 computes a 128-row tile to keep one row, and at M = 1 a
+// 4096 x 4096 grid has 16-32 tiles for 132 SMs. Here every block streams a column tile of B over
+// a depth slice with 16-byte loads, several loads in flight per thread, op(A)'s slice staged once
+// in shared memory as float; 4-8 blocks per SM keep HBM busy.
+// What changed from a tiled GEMM: no tiles of A, no tensor cores (at M <= 8 the FMA pipe is not
+// the limit), the depth split across blocks (the planner, gemv/plan.h, picks the slices) with
+// partials summed in slice order by the last block of each column tile (split_k.cuh):
+// deterministic, beta * C applied once, never read when beta = 0.
+// Two layouts of B: k-contiguous (op(B) = B^T, the weight layout of y = x W^T: a warp reads 4
+// rows of B along k and reduces across lanes) and n-contiguous (op(B) = B: lanes read along a row
+// of B, the 8 warps take interleaved rows and are summed in a fixed order). TF32 inputs are
+// multiplied in full fp32 (more accurate than tf32, as fast: this kernel is memory bound).
+// Seed: beyond the seeds (issue: decode shapes).
+// Measured: see docs/results/ (decode rows, cuBLAS in the same run).
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "kernels/common/gemm_common.cuh"
+#include "kernels/common/launch.cuh"
+#include "kernels/common/split_k.cuh"
+#include "kernels/gemv/plan.h"
+#include "runtime/device_props.h"
+#include "runtime/workspace.h"
+
+namespace gemmlab {
+namespace {
+
+using gemv_plan::kThreads;
+
+struct Args {
+  int k, k_span, k_chunk, splits;  // depth, per block (split), per shared chunk; slices
+  int cols;                        // columns of C per block
+  float* parts;                    // split partials (splits > 1)
+  unsigned long long* counters;
+  unsigned long long tag;
+};
+
+__device__ __forceinline__ float to_float(float x) { return x; }
+__device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+__device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
+
+// 16 bytes of B as floats.
+template <typename T, int V>
+__device__ __forceinline__ void load_vec(const T* p, float (&v)[V]) {
+  const uint4 raw = __ldg(reinterpret_cast<const uint4*>(p));
+  const T* e = reinterpret_cast<const T*>(&raw);
+#pragma unroll
+  for (int i = 0; i < V; ++i) v[i] = to_float(e[i]);
+}
+
+// op(A) rows [0, kRows) (zero past m) over depth [k0, k0 + len) into As[r * len + kk], as float.
+template <typename T, int kRows>
+__device__ __forceinline__ void stage_a(float* As, const T* A, int lda, bool a_trans, int m, int k0,
+                                        int len) {
+  for (int i = threadIdx.x; i < kRows * len; i += kThreads) {
+    const int r = i / len, kk = k0 + i % len;
+    As[i] = r < m ? to_float(a_trans ? A[static_cast<int64_t>(kk) * lda + r]
+                                     : A[static_cast<int64_t>(r) * lda + kk])
+                  : 0.f;
+  }
+}
+
+// The block's kRows x cols results in buf (shared): stored through the epilogue, or (depth split)
+// published as this slice's partial; the column tile's last block sums the slices in order.
+template <int kRows>
+__device__ __forceinline__ void finish(const float* buf, const Epilogue& ep, const Args& a,
+                                       int tile, int split, int col0) {
+  const int count = kRows * a.cols;
+  if (a.splits > 1) {
+    float* part = a.parts + (static_cast<int64_t>(tile) * a.splits + split) * count;
+    for (int i = threadIdx.x; i < count; i += kThreads) __stcg(part + i, buf[i]);
+    if (!split_arrive_last(a.counters + tile, a.tag, a.splits)) return;
+  }
+  for (int i = threadIdx.x; i < count; i += kThreads) {
+    float v = buf[i];
+    if (a.splits > 1) {
+      const float* p = a.parts + static_cast<int64_t>(tile) * a.splits * count + i;
+      v = __ldcg(p);
+      for (int s = 1; s < a.splits; ++s) v += __ldcg(p + static_cast<int64_t>(s) * count);
+    }
+    ep.store(i / a.cols, col0 + i % a.cols, v);
+  }
+}
+
+// B stored n x k (k contiguous): warp w owns columns col0 + 4w .. +3; each lane reads V elements
+// of each of those rows of B per pass, and the lanes are summed at the end.
+template <typename T, int kRows, int V>
+__global__ void __launch_bounds__(kThreads) gemv_kcontig(const T* A, int lda, bool a_trans,
+                                                         const T* B, int ldb, Epilogue ep, Args a) {
+  extern __shared__ float4 smem4[];
+  float* As = reinterpret_cast<float*>(smem4);
+  __shared__ float buf[kRows * 32];
+  const int tile = blockIdx.x / a.splits, split = blockIdx.x % a.splits;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int col0 = tile * 32, c0 = col0 + warp * 4;
+  const int kb = split * a.k_span, ke = min(a.k, kb + a.k_span);
+  float acc[kRows][4] = {};
+  for (int k0 = kb; k0 < ke; k0 += a.k_chunk) {
+    const int len = min(a.k_chunk, ke - k0);
+    __syncthreads();  // the previous chunk's reads of As are done
+    stage_a<T, kRows>(As, A, lda, a_trans, ep.m, k0, len);
+    __syncthreads();
+#pragma unroll 2
+    for (int kk = lane * V; kk < len; kk += 32 * V) {
+      float b[4][V];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        const int c = min(c0 + j, ep.n - 1);  // past the end: a valid row, result dropped
+        const T* row = B + static_cast<int64_t>(c) * ldb + k0 + kk;
+        if constexpr (V > 1) {
+          load_vec<T, V>(row, b[j]);
+        } else {
+          b[j][0] = to_float(row[0]);
+        }
+      }
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        float av[V];
+#pragma unroll
+        for (int i = 0; i < V; ++i) av[i] = As[r * len + kk + i];
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+#pragma unroll
+          for (int i = 0; i < V; ++i) acc[r][j] = fmaf(av[i], b[j][i], acc[r][j]);
+      }
+    }
+  }
+  // Sum over the lanes (a fixed butterfly: deterministic), then lane 0 writes the warp's 4 columns.
+#pragma unroll
+  for (int r = 0; r < kRows; ++r)
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+#pragma unroll
+      for (int o = 16; o > 0; o /= 2) acc[r][j] += __shfl_xor_sync(0xffffffffu, acc[r][j], o);
+  if (lane == 0)
+#pragma unroll
+    for (int r = 0; r < kRows; ++r)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) buf[r * 32 + warp * 4 + j] = acc[r][j];
+  __syncthreads();
+  finish<kRows>(buf, ep, a, tile, split, col0);
+}
+
+// B stored k x n (n contiguous): lane l owns columns col0 + V l .. + V - 1; warp w takes the rows
+// k0 + w, k0 + w + 8, ...; the 8 warps' sums are added in warp order through shared memory.
+template <typename T, int kRows, int V>
+__global__ void __launch_bounds__(kThreads) gemv_ncontig(const T* A, int lda, bool a_trans,
+                                                         const T* B, int ldb, Epilogue ep, Args a) {
+  extern __shared__ float4 smem4[];
+  float* As = reinterpret_cast<float*>(smem4);
+  __shared__ float buf[kRows * 32 * V];
+  const int tile = blockIdx.x / a.splits, split = blockIdx.x % a.splits;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int col0 = tile * 32 * V, c = col0 + lane * V;
+  const bool whole = c + V <= ep.n;  // all V columns in range: one vector load
+  const int kb = split * a.k_span, ke = min(a.k, kb + a.k_span);
+  float acc[kRows][V] = {};
+  for (int k0 = kb; k0 < ke; k0 += a.k_chunk) {
+    const int len = min(a.k_chunk, ke - k0);
+    __syncthreads();
+    stage_a<T, kRows>(As, A, lda, a_trans, ep.m, k0, len);
+    __syncthreads();
+#pragma unroll 4
+    for (int kk = warp; kk < len; kk += 8) {
+      const T* row = B + static_cast<int64_t>(k0 + kk) * ldb + c;
+      float b[V];
+      if (V > 1 && whole) {
+        load_vec<T, V>(row, b);
+      } else {
+#pragma unroll
+        for (int i = 0; i < V; ++i) b[i] = c + i < ep.n ? to_float(row[i]) : 0.f;
+      }
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        const float av = As[r * len + kk];
+#pragma unroll
+        for (int i = 0; i < V; ++i) acc[r][i] = fmaf(av, b[i], acc[r][i]);
+      }
+    }
+  }
+  for (int w = 0; w < 8; ++w) {  // buf = warp 0 + warp 1 + ... in that order
+    if (warp == w)
+#pragma unroll
+      for (int r = 0; r < kRows; ++r)
+#pragma unroll
+        for (int i = 0; i < V; ++i) {
+          float* d = &buf[r * 32 * V + lane * V + i];
+          *d = w == 0 ? acc[r][i] : *d + acc[r][i];
+        }
+    __syncthreads();
+  }
+  finish<kRows>(buf, ep, a, tile, split, col0);
+}
+
+using KernelFn = void (*)(const void*, int, bool, const void*, int, Epilogue, Args);
+
+template <typename T, int kRows, int V>
+KernelFn instance(bool k_contig) {
+  return k_contig ? reinterpret_cast<KernelFn>(gemv_kcontig<T, kRows, V>)
+                  : reinterpret_cast<KernelFn>(gemv_ncontig<T, kRows, V>);
+}
+
+template <typename T>
+KernelFn pick_typed(const gemv_plan::Plan& pl) {
+  constexpr int kV = 16 / static_cast<int>(sizeof(T));
+  const auto by_rows = [&](auto vec) -> KernelFn {
+    constexpr int V = decltype(vec)::value;
+    switch (pl.rows) {
+      case 1: return instance<T, 1, V>(pl.k_contig);
+      case 2: return instance<T, 2, V>(pl.k_contig);
+      case 4: return instance<T, 4, V>(pl.k_contig);
+      default: return instance<T, 8, V>(pl.k_contig);
+    }
+  };
+  return pl.vec ? by_rows(std::integral_constant<int, kV>{})
+                : by_rows(std::integral_constant<int, 1>{});
+}
+
+KernelFn pick(const gemv_plan::Plan& pl, Precision p) {
+  if (p == Precision::BF16) return pick_typed<__nv_bfloat16>(pl);
+  if (p == Precision::FP16) return pick_typed<__half>(pl);
+  return pick_typed<float>(pl);
+}
+
+gemv_plan::Plan plan_of(const GemmProblem& p, bool scratch) {
+  const int eb = input_bytes(p.precision);
+  const bool k_contig = p.op_b == Op::T;
+  return gemv_plan::plan(static_cast<int>(p.m), static_cast<int>(p.n), static_cast<int>(p.k),
+                         k_contig, rows_aligned(p.B, p.ldb, eb, 16), eb, current_device_desc(),
+                         scratch);
+}
+
+const char* unsupported(const GemmProblem& p) {
+  return p.m > gemv_plan::kMaxM ? "needs m <= 8 (a GEMV-class kernel)" : nullptr;
+}
+
+LaunchConfig config(const GemmProblem& p) {
+  const gemv_plan::Plan pl = plan_of(p, true);
+  return {reinterpret_cast<const void*>(pick(pl, p.precision)), dim3(pl.blocks()),
+          dim3(kThreads), static_cast<size_t>(pl.rows) * pl.k_slice * sizeof(float)};
+}
+
+cudaError_t launch(const GemmProblem& p) {
+  gemv_plan::Plan pl = plan_of(p, true);
+  void* buf = nullptr;
+  const size_t bytes = gemv_plan::scratch_bytes(pl);
+  if (bytes > 0 && workspace_alloc(&buf, bytes, p.stream) != cudaSuccess) {
+    buf = nullptr;
+    pl = plan_of(p, false);  // no scratch: one block per column tile over the whole depth
+  }
+  Args a{static_cast<int>(p.k), pl.splits > 1 ? pl.k_slice : static_cast<int>(p.k), pl.k_slice,
+         pl.splits, pl.cols, nullptr, nullptr, 0};
+  if (buf != nullptr) {
+    a.parts = static_cast<float*>(buf);
+    a.counters = reinterpret_cast<unsigned long long*>(
+        a.parts + static_cast<size_t>(pl.blocks()) * pl.rows * pl.cols);
+    a.tag = next_split_tag();
+  }
+  const KernelFn f = pick(pl, p.precision);
+  const size_t smem = static_cast<size_t>(pl.rows) * pl.k_slice * sizeof(float);
+  const cudaError_t e = launch_kernel(f, dim3(pl.blocks()), kThreads, smem, p.stream, p.A,
+                                      static_cast<int>(p.lda), p.op_a == Op::T, p.B,
+                                      static_cast<int>(p.ldb), make_epilogue(p), a);
+  const cudaError_t ef = workspace_free(buf, p.stream);
+  return e != cudaSuccess ? e : ef;
+}
+
+// `auto`: first choice wherever it can run (m <= 8), where it measured ahead of the tiled kernels.
+int auto_priority(const GemmProblem& p) { return p.m <= gemv_plan::kMaxM ? 300 : 0; }
+
+}  // namespace
+
+extern const KernelDesc kGemvSmallM = {
+    .name = "gemv/small_m",
+    .step = 1,
+    .family = "gemv",
+    .seed = "beyond the seeds",
+    .summary = "m <= 8: B streamed once with 16-byte loads (k- or n-contiguous), op(A) staged in "
+               "shared memory, depth split over blocks and summed in order by the last one",
+    .dtypes = kFP32 | kTF32 | kBF16 | kFP16,
+    .min_cc = 80,
+    .auto_priority = 300,
+    .unsupported = unsupported,
+    .launch = launch,
+    .config = config,
+    .auto_priority_for = auto_priority,
+};
+
+}  // namespace gemmlab
