@@ -6,12 +6,15 @@
 // Changed from step 4: the tile (and the block) is 8 x 8 instead of 32 x 32. A block is now 64
 // threads and 512 bytes of shared memory, so many blocks fit on an SM (the seed's profile: 93%
 // occupancy). __launch_bounds__ asks for 32 of them per SM: left alone, nvcc gives this kernel
-// 48 registers, which would cap an H100 SM at 21 blocks (66%) and undo the point of the step.
-// The price: each row of a tile is 8 floats, 32 bytes, a quarter of a 128-byte line, and every
-// element of A and B is fetched from L2 4x as often (N / 8 times instead of N / 32).
+// 48 registers, which caps an H100 SM at 20 blocks (62%) and measured 25% slower still.
+// The price: every element of A and B is fetched 4x as often (N / 8 times instead of N / 32),
+// and each k-tile pays its copies and two barriers for only 8 FMAs per thread (ncu at 1024^3:
+// 4x the global load sectors and 2.5x the instructions of step 4).
 // Step 6 keeps the small block but makes the tile rows 32 floats wide again.
 // Seed: 001 "Small block/tile size for better occupancy" (TILE_SIZE 8).
-// Measured: pending (first H100 run of this step).
+// Measured (H100 SXM, gemm-bench 2026-11-23, cuBLAS SGEMM in the same run): 1024^3 3.9 TFLOP/s
+//   (11% of 34.4; step 4: 6.6), 1025^3 3.8 (12% of 30.5), 4096^3 4.3 (8% of 52.0); 32 registers,
+//   32 blocks/SM (100%, as step 4 already has on this GPU). Tables and ncu: docs/seeds.md.
 #include "kernels/simt/tiles.cuh"
 
 namespace gemmlab {
@@ -55,7 +58,7 @@ extern const KernelDesc kSimtSmemTiled8x8Occupancy = {
     .step = 5,
     .family = "simt",
     .seed = "seed 001 occupancy (8x8 tiles)",
-    .summary = "8x8 tiles and blocks for occupancy; tile rows are 32 bytes, a quarter of a line",
+    .summary = "8x8 tiles and blocks for occupancy; each element loaded 4x as often as with 32x32",
     .dtypes = kFP32,
     .min_cc = 80,
     .auto_priority = 0,
