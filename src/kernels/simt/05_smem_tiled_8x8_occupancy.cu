@@ -6,7 +6,7 @@
 // Changed from step 4: the tile (and the block) is 8 x 8 instead of 32 x 32. A block is now 64
 // threads and 512 bytes of shared memory, so many blocks fit on an SM (the seed's profile: 93%
 // occupancy). __launch_bounds__ asks for 32 of them per SM: left alone, nvcc gives this kernel
-// 48 registers, which caps an H100 SM at 20 blocks (62%) and measured 25% slower still.
+// 48 registers, which caps an H100 SM at 20 blocks (62%) and measured 24-27% slower still.
 // The price: every element of A and B is fetched 4x as often (N / 8 times instead of N / 32),
 // and each k-tile pays its copies and two barriers for only 8 FMAs per thread (ncu at 1024^3:
 // 4x the global load sectors and 2.5x the instructions of step 4).
