@@ -13,8 +13,10 @@ extern const KernelDesc kSimtNaive;
 extern const KernelDesc kSimtCoalesced;
 extern const KernelDesc kSimtSmemTiled32;
 extern const KernelDesc kSimtSmemTiledZeroPad;
+extern const KernelDesc kSimtSmemTiled8x8Occupancy;
 extern const KernelDesc kSimtRectTiles8x32;
 extern const KernelDesc kSimtSmemDoubleBuffered;
+extern const KernelDesc kSimtRegblock2x2;
 extern const KernelDesc kSimtRegblockUncoalesced;
 extern const KernelDesc kSimtRegblockCoalesced;
 extern const KernelDesc kSimtVectorizedFloat4;
@@ -47,8 +49,10 @@ const std::vector<KernelDesc>& all_kernels() {
       kSimtCoalesced,
       kSimtSmemTiled32,
       kSimtSmemTiledZeroPad,
+      kSimtSmemTiled8x8Occupancy,
       kSimtRectTiles8x32,
       kSimtSmemDoubleBuffered,
+      kSimtRegblock2x2,
       kSimtRegblockUncoalesced,
       kSimtRegblockCoalesced,
       kSimtVectorizedFloat4,
