@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "kernels/common/tile_schedule.h"
+#include "kernels/gemv/plan.h"
 #include "kernels/simt/sgemm_plan.h"
 #include "kernels/wgmma/plan.h"
 
@@ -257,6 +258,44 @@ TEST(WgmmaPlan, AutoPriorityStepsBackOnSmallShallow16BitGrids) {
   EXPECT_EQ(wgmma_plan::auto_priority(p, kH100), 200);
   p.m = p.n = p.k = 1024, p.precision = Precision::TF32;
   EXPECT_EQ(wgmma_plan::auto_priority(p, kH100), 200);
+}
+
+
+// gemv/small_m: the slices cover the depth, fit the block's shared copy of op(A), and their
+// partial sums stay a small share of B's bytes; without scratch one block per column tile.
+TEST(GemvPlan, SlicesCoverTheDepthAndFitSharedMemory) {
+  for (const DeviceDesc& dev : {kH100, kA100})
+    for (int m : {1, 2, 3, 8})
+      for (int n : {1, 33, 4096, 14336})
+        for (int k : {1, 7, 4096, 14336, 131072})
+          for (bool k_contig : {false, true})
+            for (int eb : {2, 4}) {
+              SCOPED_TRACE(testing::Message() << m << "x" << n << "x" << k << " kc=" << k_contig
+                                              << " eb=" << eb << " sms=" << dev.sms);
+              const gemv_plan::Plan p = gemv_plan::plan(m, n, k, k_contig, true, eb, dev);
+              EXPECT_GE(p.rows, m);
+              EXPECT_LE(p.rows * p.k_slice, gemv_plan::kSmemFloats);
+              EXPECT_EQ(p.k_slice % p.k_step, 0);
+              EXPECT_GE(p.splits, 1);
+              EXPECT_GE(static_cast<int64_t>(p.splits) * p.k_slice, k);
+              EXPECT_LT(static_cast<int64_t>(p.splits - 1) * p.k_slice, k) << "an empty slice";
+              EXPECT_GE(p.col_tiles * p.cols, n);
+              if (p.splits > 1 && p.k_slice * p.rows < gemv_plan::kSmemFloats / 2)
+                EXPECT_LE(8.0 * p.splits * p.rows, 0.07 * k * eb) << "partials past ~6% of B";
+              const gemv_plan::Plan q =
+                  gemv_plan::plan(m, n, k, k_contig, true, eb, dev, /*scratch=*/false);
+              EXPECT_EQ(q.splits, 1);
+              EXPECT_EQ(gemv_plan::scratch_bytes(q), 0u);
+            }
+}
+
+TEST(GemvPlan, VectorLoadsOnlyWhereTheRowsAllowThem) {
+  EXPECT_TRUE(gemv_plan::plan(1, 4096, 4096, true, true, 2, kH100).vec);
+  EXPECT_FALSE(gemv_plan::plan(1, 4096, 4097, true, true, 2, kH100).vec) << "k % 8 != 0";
+  EXPECT_FALSE(gemv_plan::plan(1, 4096, 4096, true, false, 2, kH100).vec) << "misaligned rows";
+  EXPECT_TRUE(gemv_plan::plan(1, 4097, 4096, false, true, 2, kH100).vec);
+  // Decode at M = 1, 4096 x 4096 bf16: enough blocks for every SM.
+  EXPECT_GE(gemv_plan::plan(1, 4096, 4096, true, true, 2, kH100).blocks(), 2 * 132);
 }
 
 }  // namespace

@@ -19,6 +19,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <type_traits>
+
 #include "kernels/common/gemm_common.cuh"
 #include "kernels/common/launch.cuh"
 #include "kernels/common/split_k.cuh"
@@ -30,6 +32,11 @@ namespace gemmlab {
 namespace {
 
 using gemv_plan::kThreads;
+// k-contiguous B: passes (of 4 rows) whose loads fly together; fewer with 4-8 rows of C, whose
+// accumulators take the registers
+template <int kRows>
+constexpr int kUnrollK = kRows >= 4 ? 2 : 4;
+constexpr int kUnrollN = 8;  // n-contiguous B: rows per warp whose loads fly together
 
 struct Args {
   int k, k_span, k_chunk, splits;  // depth, per block (split), per shared chunk; slices
@@ -43,24 +50,73 @@ __device__ __forceinline__ float to_float(float x) { return x; }
 __device__ __forceinline__ float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
 __device__ __forceinline__ float to_float(__half x) { return __half2float(x); }
 
-// 16 bytes of B as floats.
+// V elements of B in their storage type: 16 bytes (one load) when V > 1, else one element.
 template <typename T, int V>
-__device__ __forceinline__ void load_vec(const T* p, float (&v)[V]) {
-  const uint4 raw = __ldg(reinterpret_cast<const uint4*>(p));
-  const T* e = reinterpret_cast<const T*>(&raw);
+struct Raw {
+  static_assert(V == 1 || V * sizeof(T) == 16, "one 16-byte vector or one element");
+  using Word = typename std::conditional<V == 1, T, uint4>::type;
+  Word w;
+  __device__ __forceinline__ void load(const T* p) {
+    if constexpr (V == 1) w = p[0];
+    else w = __ldg(reinterpret_cast<const uint4*>(p));
+  }
+  // The first `valid` elements (V == 1: all or none), the rest zero.
+  __device__ __forceinline__ void load_partial(const T* p, int valid) {
+    if constexpr (V == 1) {
+      w = valid > 0 ? p[0] : T(0.f);
+    } else {
+      T e[V];
 #pragma unroll
-  for (int i = 0; i < V; ++i) v[i] = to_float(e[i]);
-}
+      for (int i = 0; i < V; ++i) e[i] = i < valid ? p[i] : T(0.f);
+      w = *reinterpret_cast<const uint4*>(e);
+    }
+  }
+  __device__ __forceinline__ void zero() {
+    if constexpr (V == 1) w = T(0.f);
+    else w = make_uint4(0, 0, 0, 0);
+  }
+  __device__ __forceinline__ float at(int i) const {
+    if constexpr (V == 1) return to_float(w);
+    else return to_float(reinterpret_cast<const T*>(&w)[i]);
+  }
+};
 
 // op(A) rows [0, kRows) (zero past m) over depth [k0, k0 + len) into As[r * len + kk], as float.
+// Each thread loads its elements (at most kRows * len / kThreads) before storing any, so the loads
+// overlap instead of waiting one after another.
 template <typename T, int kRows>
 __device__ __forceinline__ void stage_a(float* As, const T* A, int lda, bool a_trans, int m, int k0,
                                         int len) {
-  for (int i = threadIdx.x; i < kRows * len; i += kThreads) {
-    const int r = i / len, kk = k0 + i % len;
-    As[i] = r < m ? to_float(a_trans ? A[static_cast<int64_t>(kk) * lda + r]
-                                     : A[static_cast<int64_t>(r) * lda + kk])
-                  : 0.f;
+  constexpr int kBatch = 8;
+  for (int i0 = threadIdx.x; i0 < kRows * len; i0 += kBatch * kThreads) {
+    float v[kBatch];
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b) {
+      const int i = i0 + b * kThreads;
+      const int r = i / len, kk = k0 + i % len;
+      v[b] = i < kRows * len && r < m
+                 ? to_float(a_trans ? A[static_cast<int64_t>(kk) * lda + r]
+                                    : A[static_cast<int64_t>(r) * lda + kk])
+                 : 0.f;
+    }
+#pragma unroll
+    for (int b = 0; b < kBatch; ++b)
+      if (i0 + b * kThreads < kRows * len) As[i0 + b * kThreads] = v[b];
+  }
+}
+
+// V floats of row r of op(A) at depth kk of the block's slice (16-byte aligned when V % 4 == 0).
+template <int V>
+__device__ __forceinline__ void read_a(const float* As, int len, int r, int kk, float (&av)[V]) {
+  if constexpr (V % 4 == 0) {
+#pragma unroll
+    for (int q = 0; q < V / 4; ++q) {
+      const float4 x = reinterpret_cast<const float4*>(As + r * len + kk)[q];
+      av[4 * q] = x.x, av[4 * q + 1] = x.y, av[4 * q + 2] = x.z, av[4 * q + 3] = x.w;
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < V; ++i) av[i] = As[r * len + kk + i];
   }
 }
 
@@ -89,7 +145,7 @@ __device__ __forceinline__ void finish(const float* buf, const Epilogue& ep, con
 // B stored n x k (k contiguous): warp w owns columns col0 + 4w .. +3; each lane reads V elements
 // of each of those rows of B per pass, and the lanes are summed at the end.
 template <typename T, int kRows, int V>
-__global__ void __launch_bounds__(kThreads) gemv_kcontig(const T* A, int lda, bool a_trans,
+__global__ void __launch_bounds__(kThreads, 2) gemv_kcontig(const T* A, int lda, bool a_trans,
                                                          const T* B, int ldb, Epilogue ep, Args a) {
   extern __shared__ float4 smem4[];
   float* As = reinterpret_cast<float*>(smem4);
@@ -101,31 +157,41 @@ __global__ void __launch_bounds__(kThreads) gemv_kcontig(const T* A, int lda, bo
   float acc[kRows][4] = {};
   for (int k0 = kb; k0 < ke; k0 += a.k_chunk) {
     const int len = min(a.k_chunk, ke - k0);
+    // kUnroll passes of 4 rows at a time: all their loads are issued before the first FMA, so each
+    // lane has kUnroll * 4 loads (16 bytes each when V > 1) in flight. The first group's loads
+    // are issued before op(A)'s slice is staged, so the two overlap.
+    constexpr int kUnroll = kUnrollK<kRows>;
+    Raw<T, V> b[kUnroll][4];
+    const auto load_group = [&](int kk0) {
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+          const int kk = kk0 + u * 32 * V;
+          const int c = min(c0 + j, ep.n - 1);  // past the end: a valid row, result dropped
+          if (kk < len) b[u][j].load(B + static_cast<int64_t>(c) * ldb + k0 + kk);
+          else b[u][j].zero();
+        }
+    };
+    load_group(lane * V);
     __syncthreads();  // the previous chunk's reads of As are done
     stage_a<T, kRows>(As, A, lda, a_trans, ep.m, k0, len);
     __syncthreads();
-#pragma unroll 2
-    for (int kk = lane * V; kk < len; kk += 32 * V) {
-      float b[4][V];
+    for (int kk0 = lane * V; kk0 < len; kk0 += kUnroll * 32 * V) {
+      if (kk0 != lane * V) load_group(kk0);
 #pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const int c = min(c0 + j, ep.n - 1);  // past the end: a valid row, result dropped
-        const T* row = B + static_cast<int64_t>(c) * ldb + k0 + kk;
-        if constexpr (V > 1) {
-          load_vec<T, V>(row, b[j]);
-        } else {
-          b[j][0] = to_float(row[0]);
+      for (int u = 0; u < kUnroll; ++u) {
+        const int kk = kk0 + u * 32 * V;
+        if (kk >= len) break;
+#pragma unroll
+        for (int r = 0; r < kRows; ++r) {
+          float av[V];
+          read_a<V>(As, len, r, kk, av);
+#pragma unroll
+          for (int j = 0; j < 4; ++j)
+#pragma unroll
+            for (int i = 0; i < V; ++i) acc[r][j] = fmaf(av[i], b[u][j].at(i), acc[r][j]);
         }
-      }
-#pragma unroll
-      for (int r = 0; r < kRows; ++r) {
-        float av[V];
-#pragma unroll
-        for (int i = 0; i < V; ++i) av[i] = As[r * len + kk + i];
-#pragma unroll
-        for (int j = 0; j < 4; ++j)
-#pragma unroll
-          for (int i = 0; i < V; ++i) acc[r][j] = fmaf(av[i], b[j][i], acc[r][j]);
       }
     }
   }
@@ -148,7 +214,7 @@ __global__ void __launch_bounds__(kThreads) gemv_kcontig(const T* A, int lda, bo
 // B stored k x n (n contiguous): lane l owns columns col0 + V l .. + V - 1; warp w takes the rows
 // k0 + w, k0 + w + 8, ...; the 8 warps' sums are added in warp order through shared memory.
 template <typename T, int kRows, int V>
-__global__ void __launch_bounds__(kThreads) gemv_ncontig(const T* A, int lda, bool a_trans,
+__global__ void __launch_bounds__(kThreads, 2) gemv_ncontig(const T* A, int lda, bool a_trans,
                                                          const T* B, int ldb, Epilogue ep, Args a) {
   extern __shared__ float4 smem4[];
   float* As = reinterpret_cast<float*>(smem4);
@@ -161,24 +227,35 @@ __global__ void __launch_bounds__(kThreads) gemv_ncontig(const T* A, int lda, bo
   float acc[kRows][V] = {};
   for (int k0 = kb; k0 < ke; k0 += a.k_chunk) {
     const int len = min(a.k_chunk, ke - k0);
-    __syncthreads();
+    // kUnrollN rows of B per warp at a time, all loaded before the first FMA; the first group's
+    // loads overlap the staging of op(A)'s slice.
+    Raw<T, V> b[kUnrollN];
+    const auto load_group = [&](int kk0) {
+#pragma unroll
+      for (int u = 0; u < kUnrollN; ++u) {
+        const int kk = kk0 + u * 8;
+        const T* row = B + static_cast<int64_t>(k0 + min(kk, len - 1)) * ldb + c;
+        if (kk >= len) b[u].zero();
+        else if (V > 1 && whole) b[u].load(row);
+        else b[u].load_partial(row, ep.n - c);
+      }
+    };
+    load_group(warp);
+    __syncthreads();  // the previous chunk's reads of As are done
     stage_a<T, kRows>(As, A, lda, a_trans, ep.m, k0, len);
     __syncthreads();
-#pragma unroll 4
-    for (int kk = warp; kk < len; kk += 8) {
-      const T* row = B + static_cast<int64_t>(k0 + kk) * ldb + c;
-      float b[V];
-      if (V > 1 && whole) {
-        load_vec<T, V>(row, b);
-      } else {
+    for (int kk0 = warp; kk0 < len; kk0 += kUnrollN * 8) {
+      if (kk0 != warp) load_group(kk0);
 #pragma unroll
-        for (int i = 0; i < V; ++i) b[i] = c + i < ep.n ? to_float(row[i]) : 0.f;
-      }
+      for (int u = 0; u < kUnrollN; ++u) {
+        const int kk = kk0 + u * 8;
+        if (kk >= len) break;
 #pragma unroll
-      for (int r = 0; r < kRows; ++r) {
-        const float av = As[r * len + kk];
+        for (int r = 0; r < kRows; ++r) {
+          const float av = As[r * len + kk];
 #pragma unroll
-        for (int i = 0; i < V; ++i) acc[r][i] = fmaf(av, b[i], acc[r][i]);
+          for (int i = 0; i < V; ++i) acc[r][i] = fmaf(av, b[u].at(i), acc[r][i]);
+        }
       }
     }
   }
@@ -269,8 +346,13 @@ cudaError_t launch(const GemmProblem& p) {
   return e != cudaSuccess ? e : ef;
 }
 
-// `auto`: first choice wherever it can run (m <= 8), where it measured ahead of the tiled kernels.
-int auto_priority(const GemmProblem& p) { return p.m <= gemv_plan::kMaxM ? 300 : 0; }
+// `auto`: first choice where it measured ahead of the tiled kernels (H100, decode shapes, cuBLAS
+// in the same run: docs/results/h100-decode.md): m <= 8 in fp32 / tf32 (against simt/sgemm), m <= 4
+// in 16-bit; at m = 5..8 in 16-bit wgmma/02 was faster (bf16 8x4096x4096: 5.8 vs 5.3 TFLOP/s).
+int auto_priority(const GemmProblem& p) {
+  const bool wide = p.precision == Precision::FP32 || p.precision == Precision::TF32;
+  return p.m <= (wide ? gemv_plan::kMaxM : 4) ? 300 : 0;
+}
 
 }  // namespace
 
