@@ -1,4 +1,5 @@
-// Helpers shared by the GPU tests: device presence and RAII device buffers.
+// Helpers shared by the GPU tests: device presence, the production kernel's name, RAII device
+// buffers and streams.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,9 @@
 #include <gtest/gtest.h>
 
 namespace gemmlab::test {
+
+// The production FP32 (CUDA-core) kernel: the one name every test uses for it.
+inline constexpr const char* kFp32ProductionKernel = "simt/sgemm";
 
 // Empty if a usable CUDA device is present, else why not ("no CUDA device: ...").
 inline std::string gpu_unavailable_reason() {
@@ -27,6 +31,24 @@ inline std::string gpu_unavailable_reason() {
     if (!why_.empty()) GTEST_SKIP() << "GPU test skipped: " << why_;                 \
   } while (0)
 
+// Compute capability of the current device as major * 10 + minor (0 if it cannot be asked).
+inline int current_cc() {
+  int dev = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess)
+    return 0;
+  return major * 10 + minor;
+}
+
+#define GEMMLAB_REQUIRE_SM90()                                                               \
+  do {                                                                                       \
+    GEMMLAB_REQUIRE_GPU();                                                                   \
+    if (::gemmlab::test::current_cc() != 90)                                                 \
+      GTEST_SKIP() << "GPU test skipped: needs sm_90, device is sm_"                         \
+                   << ::gemmlab::test::current_cc();                                         \
+  } while (0)
+
 struct DeviceMem {
   void* ptr = nullptr;
   size_t bytes = 0;
@@ -38,6 +60,19 @@ struct DeviceMem {
   DeviceMem& operator=(const DeviceMem&) = delete;
   template <typename T>
   T* as() const { return static_cast<T*>(ptr); }
+};
+
+// A non-blocking stream (never synchronizes with the legacy default stream).
+struct Stream {
+  cudaStream_t s = nullptr;
+  Stream() {
+    if (cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) != cudaSuccess) s = nullptr;
+  }
+  ~Stream() {
+    if (s) cudaStreamDestroy(s);
+  }
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
 };
 
 }  // namespace gemmlab::test

@@ -1,7 +1,13 @@
 // gemm-bench on the CPU: command-line parsing, and the JSON report validated against the
-// documented schema (docs/bench-schema.json) with a small JSON-Schema subset validator.
+// documented schema (docs/bench-schema.json, compiled in: gemm-bench/schema.h), from any working
+// directory.
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -9,6 +15,7 @@
 #include "gemm-bench/options.h"
 #include "gemm-bench/report.h"
 #include "gemm-bench/runner.h"
+#include "gemm-bench/schema.h"
 
 namespace gemmbench {
 namespace {
@@ -83,45 +90,69 @@ TEST(BenchCli, KernelSelection) {
   EXPECT_NE(err.find("no/such_kernel"), std::string::npos);
 }
 
-// ---- a JSON-Schema subset: type, required, properties, items, enum, minimum, maximum ----
-bool type_ok(const json& v, const std::string& t) {
-  if (t == "object") return v.is_object();
-  if (t == "array") return v.is_array();
-  if (t == "string") return v.is_string();
-  if (t == "boolean") return v.is_boolean();
-  if (t == "integer") return v.is_number_integer();
-  if (t == "number") return v.is_number();
-  return false;
+// ---- the report schema: compiled in (gemm-bench/schema.h), so any working directory will do ----
+
+std::vector<std::string> validate(const json& v) { return validate_json(v, bench_schema()); }
+
+// docs/results/ of the source tree: searched upwards from the test program's directory and from
+// the working directory, then in $GEMMLAB_SOURCE_DIR and the build's source directory. Empty if
+// not found; *tried lists where it looked.
+std::string find_results_dir(std::string* tried) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> starts;
+  std::error_code ec;
+  if (fs::path exe = fs::read_symlink("/proc/self/exe", ec); !ec) starts.push_back(exe.parent_path());
+  if (fs::path cwd = fs::current_path(ec); !ec) starts.push_back(cwd);
+  std::vector<fs::path> candidates;
+  for (fs::path p : starts)
+    for (; !p.empty(); p = p.parent_path()) {
+      candidates.push_back(p);
+      if (p == p.root_path()) break;
+    }
+  if (const char* env = std::getenv("GEMMLAB_SOURCE_DIR")) candidates.push_back(env);
+  candidates.push_back(GEMMLAB_SOURCE_DIR);
+  for (const fs::path& c : candidates) {
+    const fs::path results = c / "docs" / "results";
+    if (fs::is_regular_file(results / "h100-default.json", ec)) return results.string();
+  }
+  *tried = "upwards from " + (starts.empty() ? std::string("?") : starts[0].string()) +
+           " and the working directory, $GEMMLAB_SOURCE_DIR, " GEMMLAB_SOURCE_DIR;
+  return "";
 }
 
-void validate(const json& v, const json& schema, const std::string& path, std::vector<std::string>* errs) {
-  if (schema.contains("type") && !type_ok(v, schema["type"])) {
-    errs->push_back(path + ": expected " + schema["type"].get<std::string>());
-    return;
+// Every report committed under docs/results/; fails if none is found.
+void validate_committed_results() {
+  std::string tried;
+  const std::string dir = find_results_dir(&tried);
+  ASSERT_FALSE(dir.empty()) << "docs/results/ not found (looked " << tried
+                            << "); set GEMMLAB_SOURCE_DIR to the source tree";
+  int seen = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() != ".json") continue;
+    std::ifstream f(entry.path());
+    const std::vector<std::string> errs = validate(json::parse(f));
+    EXPECT_TRUE(errs.empty()) << entry.path() << ": " << errs.front();
+    ++seen;
   }
-  if (schema.contains("enum")) {
-    bool found = false;
-    for (const auto& e : schema["enum"]) found |= e == v;
-    if (!found) errs->push_back(path + ": not in enum");
-  }
-  if (schema.contains("minimum") && v.is_number() && v.get<double>() < schema["minimum"].get<double>())
-    errs->push_back(path + ": below minimum");
-  if (schema.contains("maximum") && v.is_number() && v.get<double>() > schema["maximum"].get<double>())
-    errs->push_back(path + ": above maximum");
-  if (schema.contains("required"))
-    for (const auto& r : schema["required"])
-      if (!v.contains(r.get<std::string>())) errs->push_back(path + ": missing " + r.get<std::string>());
-  if (schema.contains("properties") && v.is_object())
-    for (const auto& [key, sub] : schema["properties"].items())
-      if (v.contains(key)) validate(v[key], sub, path + "." + key, errs);
-  if (schema.contains("items") && v.is_array())
-    for (size_t i = 0; i < v.size(); ++i) validate(v[i], schema["items"], path + "[" + std::to_string(i) + "]", errs);
+  EXPECT_GE(seen, 1);
+  std::printf("[  INFO    ] %d committed report(s) in %s validated\n", seen, dir.c_str());
 }
 
-json load_schema() {
-  std::ifstream f(std::string(GEMMLAB_SOURCE_DIR) + "/docs/bench-schema.json");
-  EXPECT_TRUE(f.good()) << "docs/bench-schema.json not found";
-  return json::parse(f);
+// The working directory for a scope, restored after it.
+class InDirectory {
+ public:
+  explicit InDirectory(const char* dir) : saved_(std::filesystem::current_path()) {
+    std::filesystem::current_path(dir);
+  }
+  ~InDirectory() { std::filesystem::current_path(saved_); }
+
+ private:
+  std::filesystem::path saved_;
+};
+
+TEST(BenchReport, EmbeddedSchemaIsTheDocumentedOne) {
+  EXPECT_EQ(bench_schema().value("$id", ""), "gemmlab-bench/1");
+  EXPECT_TRUE(bench_schema().contains("properties"));
 }
 
 TEST(BenchReport, CpuReportValidatesAgainstSchema) {
@@ -131,9 +162,7 @@ TEST(BenchReport, CpuReportValidatesAgainstSchema) {
   const Report r = run_cpu_bench(o);
   ASSERT_EQ(r.rows.size(), 8u);
   for (const Row& row : r.rows) EXPECT_GT(row.ms_median, 0.0);
-  const json j = to_json(r);
-  std::vector<std::string> errs;
-  validate(j, load_schema(), "$", &errs);
+  const std::vector<std::string> errs = validate(to_json(r));
   EXPECT_TRUE(errs.empty()) << errs.front();
   // The CSV has a header and one line per row.
   const std::string csv = to_csv(r);
@@ -146,32 +175,45 @@ TEST(BenchReport, ValidatorCatchesBadReports) {
   std::string msg;
   ASSERT_EQ(parse({"--cpu", "--sizes", "8", "--dtype", "fp32", "-q"}, &o, &msg), -1);
   json j = to_json(run_cpu_bench(o));
-  const json schema = load_schema();
-  std::vector<std::string> errs;
+  EXPECT_TRUE(validate(j).empty());
   json missing = j;
   missing["rows"][0].erase("tflops");
-  validate(missing, schema, "$", &errs);
-  EXPECT_FALSE(errs.empty());
-  errs.clear();
+  EXPECT_FALSE(validate(missing).empty());
   json wrong = j;
   wrong["rows"][0]["dtype"] = "fp8";
-  validate(wrong, schema, "$", &errs);
-  EXPECT_FALSE(errs.empty());
+  EXPECT_FALSE(validate(wrong).empty());
 }
 
-TEST(BenchReport, CommittedResultsValidate) {
-  // Every report committed under docs/results/ must match the schema too.
-  const json schema = load_schema();
-  int seen = 0;
-  for (const char* name : {"/docs/results/h100-default.json", "/docs/results/h100-ladder.json"}) {
-    std::ifstream f(std::string(GEMMLAB_SOURCE_DIR) + name);
-    if (!f.good()) continue;
-    std::vector<std::string> errs;
-    validate(json::parse(f), schema, name, &errs);
-    EXPECT_TRUE(errs.empty()) << errs.front();
-    ++seen;
-  }
-  std::printf("[  INFO    ] %d committed report(s) validated\n", seen);
+// "x naive" is "-" where simt/01_naive was not in the run (speed-up 0), never "0.0x".
+TEST(BenchReport, SpeedupWithoutNaiveIsADash) {
+  EXPECT_EQ(speedup_text(0.0), "-");
+  EXPECT_EQ(speedup_text(12.3), "12.3x");
+  Report r;
+  Row with, without;
+  with.kernel = "simt/15_example", with.ms_median = 1.0, with.speedup_vs_naive = 40.0;
+  without.kernel = "wgmma/03_example", without.ms_median = 1.0;
+  r.rows = {with, without};
+  std::ostringstream os;
+  print_table(os, r);
+  const std::string table = os.str();
+  EXPECT_NE(table.find("40.0x"), std::string::npos) << table;
+  std::string line = table.substr(table.find("wgmma/03_example"));
+  line = line.substr(0, line.find('\n'));
+  EXPECT_EQ(line.find("0.0x"), std::string::npos) << line;
+  EXPECT_NE(line.find(" - "), std::string::npos) << line;
+}
+
+TEST(BenchReport, CommittedResultsValidate) { validate_committed_results(); }
+
+// The schema checks do not depend on the working directory.
+TEST(BenchReport, ValidatesFromAnotherWorkingDirectory) {
+  InDirectory elsewhere("/tmp");
+  Options o;
+  std::string msg;
+  ASSERT_EQ(parse({"--cpu", "--sizes", "8", "--dtype", "fp32", "-q"}, &o, &msg), -1);
+  const std::vector<std::string> errs = validate(to_json(run_cpu_bench(o)));
+  EXPECT_TRUE(errs.empty()) << errs.front();
+  validate_committed_results();
 }
 
 }  // namespace

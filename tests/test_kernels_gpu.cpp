@@ -101,8 +101,8 @@ void check_case(const Case& c, const char* only, int* ran_out) {
             cudaSuccess);
   p.A = a_ptr, p.B = b_ptr, p.C = c_ptr;
 
-  std::vector<double> ref(p.m * p.n);
-  ASSERT_EQ(reference_gemm_gpu(p, ref.data()), "");
+  std::vector<double> ref(p.m * p.n), scale(p.m * p.n);
+  ASSERT_EQ(reference_gemm_gpu_abs(p, ref.data(), scale.data()), "");
 
   std::vector<float> out(c_elems);
   for (const KernelDesc& kd : all_kernels()) {
@@ -133,6 +133,11 @@ void check_case(const Case& c, const char* only, int* ran_out) {
               cudaSuccess);
     const double err = relative_error(out.data(), p.ldc, ref.data(), p.m, p.n);
     EXPECT_LE(err, error_bound(c.precision)) << "relative error " << err;
+    int64_t first = -1;
+    const int64_t bad = count_elementwise_failures(out.data(), p.ldc, ref.data(), scale.data(), p.m,
+                                                   p.n, elementwise_tolerance(c.precision, p.k), &first);
+    EXPECT_EQ(bad, 0) << "elements past the per-element bound; first C(" << first / p.n << ", "
+                      << first % p.n << ")";
     // Padding columns of C (n <= j < ldc) must be left as they were.
     int64_t touched = 0;
     for (int64_t i = 0; i < p.m; ++i)
@@ -187,7 +192,7 @@ TEST(LargeShapes, SgemmTransposedBCopy) {
   for (Op a : {Op::N, Op::T})
     for (int pad : {0, 3})
       check_kernel({Precision::FP32, {2048, 2048, 2048}, a, Op::T, pad, pad == 0},
-                   "simt/sgemm");
+                   kFp32ProductionKernel);
 }
 
 // simt/sgemm gives the last wave of 128 x 256 tiles a stream-k tail when that wave would leave many
@@ -197,7 +202,7 @@ TEST(LargeShapes, SgemmTransposedBCopy) {
 // per SM instead of one per tile).
 TEST(LargeShapes, SgemmStreamKTail) {
   GEMMLAB_REQUIRE_GPU();
-  const char* kName = "simt/sgemm";
+  const char* kName = kFp32ProductionKernel;
   if (const unsigned grid = h100_grid(kName, Precision::FP32, 2500, 2500, 1024))
     EXPECT_EQ(grid, 132u);
   for (auto [a, b] : {std::pair{Op::N, Op::N}, {Op::N, Op::T}, {Op::T, Op::N}})

@@ -1,6 +1,7 @@
 // The CPU fp64 reference against a plain triple loop written independently, on odd shapes,
 // transposes, padded leading dimensions, alpha/beta and each storage type.
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include <cuda_bf16.h>
@@ -82,6 +83,34 @@ TEST(RelativeError, NaNNeverPasses) {
   EXPECT_EQ(relative_error(good, 2, ref, 1, 2), 0.0);
   const float off[2] = {1.f, 2.2f};
   EXPECT_NEAR(relative_error(off, 2, ref, 1, 2), 0.2 / std::sqrt(5.0), 1e-6);
+}
+
+// The per-element check: within tol * scale passes, just past it fails, NaN and Inf never pass
+// (whatever the scale), C's leading dimension is honoured and the first failure is located.
+TEST(ElementwiseCheck, BoundNaNAndInf) {
+  const double ref[4] = {1.0, -2.0, 0.0, 4.0}, scale[4] = {1.0, 2.0, 0.0, 1e300};
+  const float inf = std::numeric_limits<float>::infinity();
+  const float ok[6] = {1.f, -2.f, 99.f, 0.f, 4.f, 99.f};  // 2 x 2, ldc 3 (column 2 is padding)
+  int64_t first = 7;
+  EXPECT_EQ(count_elementwise_failures(ok, 3, ref, scale, 2, 2, 1e-6, &first), 0);
+  EXPECT_EQ(first, -1);
+  const float near[6] = {1.f + 5e-7f, -2.f, 0.f, 0.f, 4.f, 0.f};
+  EXPECT_EQ(count_elementwise_failures(near, 3, ref, scale, 2, 2, 1e-6), 0);
+  EXPECT_EQ(count_elementwise_failures(near, 3, ref, scale, 2, 2, 1e-7, &first), 1);
+  EXPECT_EQ(first, 0);
+  const float bad[6] = {1.f, -2.f, 0.f, 1e-20f, std::nanf(""), 0.f};  // scale 0: exact; NaN
+  EXPECT_EQ(count_elementwise_failures(bad, 3, ref, scale, 2, 2, 1e-6, &first), 2);
+  EXPECT_EQ(first, 2);
+  const float infs[6] = {1.f, -2.f, 0.f, 0.f, inf, 0.f};  // a huge scale does not excuse Inf
+  EXPECT_EQ(count_elementwise_failures(infs, 3, ref, scale, 2, 2, 1e-6), 1);
+}
+
+TEST(ElementwiseCheck, ToleranceByPrecision) {
+  // tf32 rounds its inputs (2^-10 each); the others only accumulate in fp32 (2^-24 per step).
+  EXPECT_GT(elementwise_tolerance(Precision::TF32, 1), std::ldexp(1.0, -10));
+  EXPECT_LT(elementwise_tolerance(Precision::BF16, 1), 1e-6);
+  EXPECT_EQ(elementwise_tolerance(Precision::FP32, 100), elementwise_tolerance(Precision::FP16, 100));
+  EXPECT_GT(elementwise_tolerance(Precision::FP32, 4096), 4096 * std::ldexp(1.0, -24));
 }
 
 TEST(TestData, HostAndDeviceFillAgreeAndAreNonZero) {

@@ -101,4 +101,24 @@ double error_bound(Precision p) {
   return 0.0;
 }
 
+double elementwise_tolerance(Precision p, int64_t k) {
+  const double input_roundoff = p == Precision::TF32 ? std::ldexp(1.0, -10) : 0.0;
+  return 2.0 * input_roundoff + 2.0 * static_cast<double>(k + 3) * std::ldexp(1.0, -24);
+}
+
+int64_t count_elementwise_failures(const float* out, int64_t ldc, const double* ref,
+                                   const double* scale, int64_t m, int64_t n, double tol,
+                                   int64_t* first_bad) {
+  int64_t bad = 0;
+  if (first_bad) *first_bad = -1;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      const double o = out[i * ldc + j], r = ref[i * n + j];
+      const bool ok = std::isfinite(o) && std::fabs(o - r) <= tol * scale[i * n + j] + 1e-30;
+      if (ok) continue;
+      if (bad++ == 0 && first_bad) *first_bad = i * n + j;
+    }
+  return bad;
+}
+
 }  // namespace gemmlab

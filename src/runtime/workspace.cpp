@@ -100,4 +100,22 @@ uint64_t workspace_set_limit(uint64_t bytes) {
   return g_call_limit.exchange(bytes, std::memory_order_relaxed);
 }
 
+cudaError_t workspace_stats(int device, uint64_t* reserved, uint64_t* used_high) {
+  cudaMemPool_t pool = nullptr;
+  cudaError_t e = resolve_device(&device);
+  if (e == cudaSuccess) e = pool_of(device, &pool);
+  if (e == cudaSuccess) e = cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, reserved);
+  if (e == cudaSuccess) e = cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemHigh, used_high);
+  return e;
+}
+
+cudaError_t workspace_reset_used_high(int device) {
+  cudaMemPool_t pool = nullptr;
+  cudaError_t e = resolve_device(&device);
+  if (e == cudaSuccess) e = pool_of(device, &pool);
+  uint64_t zero = 0;
+  if (e == cudaSuccess) e = cudaMemPoolSetAttribute(pool, cudaMemPoolAttrUsedMemHigh, &zero);
+  return e;
+}
+
 }  // namespace gemmlab

@@ -27,4 +27,9 @@ cudaError_t workspace_release(int device);
 cudaError_t workspace_set_retained(uint64_t bytes, int device);
 uint64_t workspace_set_limit(uint64_t bytes);
 
+// Test hooks: the pool of `device` (-1: current), created if it does not exist yet. Its reserved
+// (mapped) bytes and the high-water mark of bytes in use since the last reset.
+cudaError_t workspace_stats(int device, uint64_t* reserved, uint64_t* used_high);
+cudaError_t workspace_reset_used_high(int device);
+
 }  // namespace gemmlab

@@ -6,6 +6,7 @@
 #include "gemm-bench/options.h"
 #include "gemm-bench/report.h"
 #include "gemm-bench/runner.h"
+#include "gemm-bench/schema.h"
 
 int main(int argc, char** argv) {
   using namespace gemmbench;
@@ -41,10 +42,16 @@ int main(int argc, char** argv) {
   print_table(std::cout, report);
   print_summary(std::cout, report);
   if (!opt.json_path.empty()) {
+    const nlohmann::json j = to_json(report);
     std::ofstream f(opt.json_path);
-    f << to_json(report).dump(2) << "\n";
+    f << j.dump(2) << "\n";
     if (!f) {
       std::cerr << "gemm-bench: could not write " << opt.json_path << "\n";
+      return 1;
+    }
+    if (const auto errs = validate_json(j, bench_schema()); !errs.empty()) {
+      std::cerr << "gemm-bench: " << opt.json_path << " does not match docs/bench-schema.json: "
+                << errs.front() << " (" << errs.size() << " error(s))\n";
       return 1;
     }
   }

@@ -37,6 +37,8 @@ std::string device_line(const Report& r) {
 
 }  // namespace
 
+std::string speedup_text(double x) { return x > 0 ? fmt("%.1fx", x) : "-"; }
+
 void print_registry(std::ostream& os) {
   char line[512];
   std::snprintf(line, sizeof line, "%-48s %-9s %4s  %-22s %-7s %s\n", "kernel", "family", "step",
@@ -83,7 +85,7 @@ void print_table(std::ostream& os, const Report& r) {
                   x.kernel.c_str(), x.step, shape_text(x.shape).c_str(),
                   gemmlab::precision_name(x.dtype), x.trans.c_str(), x.ms_median, rate(x.tflops).c_str(),
                   pct(x.pct_cublas).c_str(),
-                  x.speedup_vs_naive > 0 ? fmt("%.1fx", x.speedup_vs_naive).c_str() : "-",
+                  speedup_text(x.speedup_vs_naive).c_str(),
                   pct(x.pct_peak).c_str(),
                   x.registers ? std::to_string(x.registers).c_str() : "-",
                   x.registers ? fmt("%.0fK", (x.smem_static + x.smem_dynamic) / 1024.0).c_str() : "-",

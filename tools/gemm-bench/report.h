@@ -10,6 +10,9 @@
 
 namespace gemmbench {
 
+// A row's speed-up over simt/01_naive as printed: "12.3x", or "-" where naive was not run (0).
+std::string speedup_text(double speedup_vs_naive);
+
 void print_table(std::ostream& os, const Report& r);
 void print_summary(std::ostream& os, const Report& r);
 void print_registry(std::ostream& os);

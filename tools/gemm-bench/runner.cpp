@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "reference/reference.h"
+#include "runtime/device_props.h"
 
 namespace gemmbench {
 
@@ -167,7 +168,10 @@ void fill_resources(const KernelDesc& k, const GemmProblem& p, const DeviceInfo&
   row->smem_dynamic = static_cast<long long>(c.smem_bytes);
   row->local_bytes = static_cast<long long>(a.localSizeBytes);
   int blocks = 0;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, c.kernel, row->threads_per_block,
+  // The occupancy query sees the function's shared-memory attributes: opt in to the launch's
+  // dynamic shared memory first, as the launch does (above 48 KB the query says 0 otherwise).
+  if (gemmlab::prepare_function(c.kernel, static_cast<int>(c.smem_bytes)) == cudaSuccess &&
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, c.kernel, row->threads_per_block,
                                                     c.smem_bytes) == cudaSuccess) {
     row->blocks_per_sm = blocks;
     row->occupancy = dev.max_threads_per_sm

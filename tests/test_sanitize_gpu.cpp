@@ -1,0 +1,76 @@
+// Sanitize.*: small problems over every registered kernel and every scratch path, each checked
+// against fp64. Small enough to run under compute-sanitizer (memcheck, racecheck, synccheck:
+// `SANITIZE=1 scripts/gpu-check`), and fast in normal runs.
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "gpu_util.h"
+#include "problem_util.h"
+#include "registry/registry.h"
+
+namespace gemmlab::test {
+namespace {
+
+struct KernelRun {
+  const char* kernel;
+  ProblemSpec spec;
+};
+
+// Runs each (kernel, problem) that the device can run against fp64; says which it cannot.
+void check_runs(const std::vector<KernelRun>& runs) {
+  const int cc = current_cc();
+  for (const KernelRun& r : runs) {
+    SCOPED_TRACE(std::string(r.kernel) + " " + describe(r.spec));
+    DeviceProblem d(r.spec);
+    ASSERT_EQ(d.error(), "");
+    const KernelDesc* kd = find_kernel(r.kernel);
+    if (kd) {
+      if (const char* why = kernel_cannot_run(*kd, d.problem(), cc)) {
+        std::printf("[  NOTE    ] %s not run on %s: %s\n", r.kernel, describe(r.spec).c_str(), why);
+        continue;
+      }
+    }
+    EXPECT_EQ(run_and_check(d, d.reference(), r.kernel), "");
+  }
+}
+
+// A tile-aligned small problem and an edge one: odd sizes, both transposed, padded rows,
+// misaligned base pointers, beta != 0.
+TEST(Sanitize, EveryKernelSmallAndEdge) {
+  GEMMLAB_REQUIRE_GPU();
+  std::vector<KernelRun> runs;
+  for (const KernelDesc& kd : all_kernels())
+    for (Precision p : {Precision::FP32, Precision::TF32, Precision::BF16, Precision::FP16}) {
+      if (!(kd.dtypes & dtype_bit(p))) continue;
+      ProblemSpec edge = spec(p, 33, 17, 41, Op::T, Op::T);
+      edge.pad_a = edge.pad_b = edge.pad_c = 3, edge.offset = 1, edge.beta = -0.5f;
+      runs.push_back({kd.name, spec(p, 64, 64, 64)});
+      runs.push_back({kd.name, edge});
+    }
+  check_runs(runs);
+}
+
+// The paths that use scratch, at the smallest sizes that take them.
+TEST(Sanitize, ScratchPaths) {
+  GEMMLAB_REQUIRE_GPU();
+  using P = Precision;
+  ProblemSpec realign = spec(P::FP32, 8192, 512, 512);
+  realign.pad_b = 1;
+  ProblemSpec packed = spec(P::BF16, 300, 300, 300, Op::T, Op::N);
+  packed.pad_a = packed.pad_b = 3;
+  const char* wgmma03 = "wgmma/03_tma_wgmma_ws_persistent";
+  check_runs({{kFp32ProductionKernel, spec(P::FP32, 256, 256, 2048)},        // split-k
+              {kFp32ProductionKernel, spec(P::FP32, 257, 259, 1100)},        // strips, split
+              {kFp32ProductionKernel, spec(P::FP32, 2500, 2500, 1024)},      // stream-k tail
+              {kFp32ProductionKernel, spec(P::FP32, 8192, 512, 512, Op::N, Op::T)},  // B^T copy
+              {kFp32ProductionKernel, realign},                              // realigned B
+              {wgmma03, spec(P::BF16, 1024, 1024, 3072)},                    // stream-k
+              {wgmma03, packed},                                             // packing
+              {wgmma03, spec(P::TF32, 300, 300, 300, Op::T, Op::N)}});       // tf32 transposed B
+}
+
+}  // namespace
+}  // namespace gemmlab::test
