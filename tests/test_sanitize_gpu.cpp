@@ -69,7 +69,10 @@ TEST(Sanitize, ScratchPaths) {
               {kFp32ProductionKernel, realign},                              // realigned B
               {wgmma03, spec(P::BF16, 1024, 1024, 3072)},                    // stream-k
               {wgmma03, packed},                                             // packing
-              {wgmma03, spec(P::TF32, 300, 300, 300, Op::T, Op::N)}});       // tf32 transposed B
+              {wgmma03, spec(P::TF32, 300, 300, 300, Op::T, Op::N)},         // tf32 transposed B
+              {"gemv/small_m", spec(P::BF16, 1, 4096, 4096, Op::N, Op::T)},  // depth split, k-contig
+              {"gemv/small_m", spec(P::FP32, 3, 300, 5000)},                 // n-contig, split
+              {"gemv/small_m", spec(P::FP16, 8, 33, 41, Op::T, Op::T)}});    // edge, no split
 }
 
 }  // namespace
