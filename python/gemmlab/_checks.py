@@ -8,13 +8,16 @@ DTYPE_PRECISIONS = {"float32": ("fp32", "tf32"), "bfloat16": ("bf16",), "float16
 OUTPUT_DTYPES = ("float32", "bfloat16", "float16")
 
 
+_DEFAULT_CODES = {dtype: PRECISIONS[allowed[0]] for dtype, allowed in DTYPE_PRECISIONS.items()}
+
+
 def precision_code(dtype, precision):
     """The gemmlab Precision (int) for inputs of this dtype name and a precision name or None."""
+    if precision is None and dtype in _DEFAULT_CODES:
+        return _DEFAULT_CODES[dtype]
     allowed = DTYPE_PRECISIONS.get(dtype)
     if allowed is None:
         raise ValueError(f"unsupported input dtype {dtype}: gemmlab takes float32, bfloat16 or float16")
-    if precision is None:
-        return PRECISIONS[allowed[0]]
     if precision not in allowed:
         raise ValueError(f"precision {precision!r} does not apply to {dtype} inputs "
                          f"(allowed: {', '.join(map(repr, allowed))}, or None)")
@@ -34,17 +37,18 @@ def batch_of(a_shape, b_shape):
 def check_problem(a_shape, a_dtype, b_shape, b_dtype, precision, out=None, c=None, beta=0.0):
     """Validate a product; out and c are (shape, dtype name) pairs or None.
     Returns (batch or None, m, n, k, precision code, result shape)."""
-    for name, shape in (("a", a_shape), ("b", b_shape)):
-        if len(shape) not in (2, 3):
-            raise ValueError(f"{name} must be 2-D (rows x cols) or 3-D (batch x rows x cols); "
-                             f"got shape {tuple(shape)}")
-    (m, k), (k_b, n) = tuple(a_shape[-2:]), tuple(b_shape[-2:])
+    na, nb = len(a_shape), len(b_shape)
+    if na not in (2, 3) or nb not in (2, 3):
+        name, shape = ("a", a_shape) if na not in (2, 3) else ("b", b_shape)
+        raise ValueError(f"{name} must be 2-D (rows x cols) or 3-D (batch x rows x cols); "
+                         f"got shape {tuple(shape)}")
+    m, k, k_b, n = a_shape[na - 2], a_shape[na - 1], b_shape[nb - 2], b_shape[nb - 1]
     if k != k_b:
         raise ValueError(f"inner dimensions differ: a is {tuple(a_shape)}, b is {tuple(b_shape)}")
     if a_dtype != b_dtype:
         raise ValueError(f"a and b must have the same dtype; got {a_dtype} and {b_dtype}")
     code = precision_code(a_dtype, precision)
-    batch = batch_of(a_shape, b_shape)
+    batch = None if na == 2 and nb == 2 else batch_of(a_shape, b_shape)
     shape = (m, n) if batch is None else (batch, m, n)
     if out is not None:
         _check_result_operand("out", out, shape, OUTPUT_DTYPES)
@@ -57,7 +61,7 @@ def check_problem(a_shape, a_dtype, b_shape, b_dtype, precision, out=None, c=Non
 
 def _check_result_operand(name, operand, shape, dtypes):
     op_shape, op_dtype = operand
-    if tuple(op_shape) != shape:
+    if op_shape != shape:  # a tuple or a torch.Size
         raise ValueError(f"{name} must have shape {shape} (the result's); got {tuple(op_shape)}")
     if op_dtype not in dtypes:
         raise ValueError(f"{name} must be {' or '.join(dtypes)}; got {op_dtype}")

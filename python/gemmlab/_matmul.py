@@ -14,7 +14,9 @@ call_torch_op = None
 if _torch is not None:
     _PLAIN_TENSORS = (_torch.Tensor, _torch.nn.Parameter)
     _DTYPE_NAMES = {_torch.float32: "float32", _torch.bfloat16: "bfloat16", _torch.float16: "float16"}
-    _get_raw_stream = getattr(_torch._C, "_cuda_getCurrentRawStream", None)
+    _is_compiling = _torch.compiler.is_compiling
+    _get_raw_stream = getattr(_torch._C, "_cuda_getCurrentRawStream", None) or (
+        lambda device: _torch.cuda.current_stream(device).cuda_stream)
 
 
 def dtype_name(dtype):
@@ -77,7 +79,7 @@ def matmul(a, b, *, out=None, bias=None, activation=None, alpha=1.0, beta=0.0, c
 def _needs_torch_op(a, b, c):
     """Under torch.compile tracing, for tensor subclasses (fake, functional tensors of a trace),
     or when autograd must record the call."""
-    if _torch.compiler.is_compiling() or type(a) not in _PLAIN_TENSORS or type(b) not in _PLAIN_TENSORS:
+    if _is_compiling() or type(a) not in _PLAIN_TENSORS or type(b) not in _PLAIN_TENSORS:
         return True
     return _torch.is_grad_enabled() and (
         a.requires_grad or b.requires_grad or (c is not None and c.requires_grad))
@@ -85,12 +87,10 @@ def _needs_torch_op(a, b, c):
 
 def torch_matmul(a, b, out, alpha, beta, c, precision, kernel):
     """The eager implementation on torch tensors (also the torch op's implementation)."""
-    plan = _plan(a, b, out, beta, c, precision)
-    acc, dev = plan.acc, plan.device
-    status = _C.gemm(plan.op_a, plan.op_b, plan.m, plan.n, plan.k, alpha, plan.a.data_ptr(),
-                     plan.lda, plan.b.data_ptr(), plan.ldb, beta, acc.data_ptr(), plan.ldc,
-                     plan.precision, kernel, _current_stream(dev), dev, plan.batch,
-                     _batch_stride(plan.a), _batch_stride(plan.b), _batch_stride(acc))
+    (op_a, lda, a2, sa, op_b, ldb, b2, sb, acc, ldc, sc, m, n, k, batch, code,
+     dev) = _plan(a, b, out, beta, c, precision)
+    status = _C.gemm(op_a, op_b, m, n, k, alpha, a2.data_ptr(), lda, b2.data_ptr(), ldb, beta,
+                     acc.data_ptr(), ldc, code, kernel, _get_raw_stream(dev), dev, batch, sa, sb, sc)
     if status:
         raise_status(status)
     if acc is out:
@@ -106,87 +106,92 @@ def auto_kernel(a, b, *, out=None, precision=None):
     if not (_torch is not None and isinstance(a, _torch.Tensor) and isinstance(b, _torch.Tensor)):
         from . import _foreign
         a, b, out = _foreign.as_torch_operands(a, b, out)
-    plan = _plan(a, b, out, 0.0, None, precision)
-    name = _C.auto_kernel_name(plan.op_a, plan.op_b, plan.m, plan.n, plan.k, plan.a.data_ptr(),
-                               plan.lda, plan.b.data_ptr(), plan.ldb, plan.acc.data_ptr(),
-                               plan.ldc, plan.precision, plan.device)
+    (op_a, lda, a, _, op_b, ldb, b, _, acc, ldc, _, m, n, k, _, code,
+     dev) = _plan(a, b, out, 0.0, None, precision)
+    name = _C.auto_kernel_name(op_a, op_b, m, n, k, a.data_ptr(), lda, b.data_ptr(), ldb,
+                               acc.data_ptr(), ldc, code, dev)
     if name is None:
         raise_status()
     return name
 
 
-class _Plan:
-    """One validated call: operands as gemmlab sees them and the float32 buffer C is written to."""
-    __slots__ = ("a", "b", "acc", "op_a", "op_b", "lda", "ldb", "ldc", "m", "n", "k", "batch",
-                 "precision", "device")
-
-
 def _plan(a, b, out, beta, c, precision):
-    _require_cuda(a, b, out, c if beta != 0 else None)
+    """One validated call, as a tuple: per input (op, ld, tensor, batch stride in bytes), the
+    float32 tensor C is written to with its ldc and batch stride, m, n, k, batch, precision code,
+    device index. Reads each tensor attribute once: this is the per-call overhead."""
+    if beta == 0:
+        c = None
+    dev = a.get_device()
+    if dev < 0 or b.get_device() != dev or (out is not None and out.get_device() != dev) or (
+            c is not None and c.get_device() != dev):
+        _device_error(a, b, out, c)
+    a_dtype = a.dtype
     batch, m, n, k, code, shape = _checks.check_problem(
-        a.shape, dtype_name(a.dtype), b.shape, dtype_name(b.dtype), precision,
-        None if out is None else (out.shape, dtype_name(out.dtype)),
+        a.shape, _DTYPE_NAMES.get(a_dtype) or dtype_name(a_dtype), b.shape, dtype_name(b.dtype),
+        precision, None if out is None else (out.shape, dtype_name(out.dtype)),
         None if c is None else (c.shape, dtype_name(c.dtype)), beta)
-    p = _Plan()
-    p.m, p.n, p.k, p.batch, p.precision, p.device = m, n, k, batch or 1, code, a.get_device()
-    p.op_a, p.lda, p.a = _operand(a, m, k)
-    p.op_b, p.ldb, p.b = _operand(b, k, n)
-    p.acc, p.ldc = _accumulator(out, c if beta != 0 else None, shape, a.device)
-    return p
+    op_a, lda, a, sa = _operand(a, m, k)
+    op_b, ldb, b, sb = _operand(b, k, n)
+    acc, ldc, sc = _accumulator(out, c, shape, dev)
+    return op_a, lda, a, sa, op_b, ldb, b, sb, acc, ldc, sc, m, n, k, batch or 1, code, dev
 
 
-def _require_cuda(*tensors):
-    device = None
+def _device_error(*tensors):
+    first = None
     for name, t in zip(("a", "b", "out", "c"), tensors):
         if t is None:
             continue
         if not t.is_cuda:
             raise ValueError(f"{name} is on {t.device}; gemmlab.matmul needs CUDA tensors "
                              f"(move it with .cuda())")
-        if device is None:
-            device = t.device
-        elif t.device != device:
-            raise ValueError(f"{name} is on {t.device}, a on {device}: all operands must be on one GPU")
+        if first is None:
+            first = t.device
+        elif t.device != first:
+            raise ValueError(f"{name} is on {t.device}, a on {first}: all operands must be on one GPU")
+    raise ValueError(f"operands on {[None if t is None else str(t.device) for t in tensors]}: "
+                     "gemmlab.matmul needs all of them on one CUDA device")
 
 
 def _operand(t, rows, cols):
-    """(op, ld, tensor) for an input; a contiguous copy when op/ld cannot express its strides."""
-    lay = _checks.layout(rows, cols, t.stride(-2), t.stride(-1))
+    """(op, ld, tensor, batch stride in bytes) for an input; a contiguous copy when op/ld cannot
+    express its strides."""
+    strides = t.stride()
+    lay = _checks.layout(rows, cols, strides[-2], strides[-1])
     if lay is None:
         t = t.contiguous()
+        strides = t.stride()
         lay = (0, max(cols, 1))
-    return lay[0], lay[1], t
+    return lay[0], lay[1], t, _batch_stride(t, strides)
 
 
 def _accumulator(out, c, shape, device):
-    """(float32 tensor gemmlab writes C into, its ldc): out itself when it is float32 with unit
-    column stride and non-overlapping batch entries and c is None or out; else a new buffer
-    (a copy of c when c is used)."""
+    """(float32 tensor gemmlab writes C into, its ldc, its batch stride in bytes): out itself when
+    it is float32 with unit column stride and non-overlapping batch entries and c is None or out;
+    else a new buffer (a copy of c when c is used)."""
     if out is not None and out.dtype == _torch.float32 and (c is None or c is out):
-        ldc = _result_ld(out, shape)
+        strides = out.stride()
+        ldc = _result_ld(strides, shape)
         if ldc is not None:
-            return out, ldc
+            return out, ldc, _batch_stride(out, strides)
     if c is not None:
-        return c.clone(memory_format=_torch.contiguous_format), max(shape[-1], 1)
-    return _torch.empty(shape, dtype=_torch.float32, device=device), max(shape[-1], 1)
+        acc = c.clone(memory_format=_torch.contiguous_format)
+    else:
+        acc = _torch.empty(shape, dtype=_torch.float32, device=device)
+    return acc, max(shape[-1], 1), _batch_stride(acc, acc.stride())
 
 
-def _result_ld(t, shape):
+def _result_ld(strides, shape):
     m, n = shape[-2:]
-    lay = _checks.layout(m, n, t.stride(-2), t.stride(-1))
+    lay = _checks.layout(m, n, strides[-2], strides[-1])
     if lay is None or lay[0] != 0:
         return None
-    if len(shape) == 3 and shape[0] > 1 and t.stride(0) < (m - 1) * lay[1] + n:
+    if len(shape) == 3 and shape[0] > 1 and strides[0] < (m - 1) * lay[1] + n:
         return None  # batch entries overlap
     return lay[1]
 
 
-def _batch_stride(t):
+def _batch_stride(t, strides):
     """Bytes between batch entries; 0 for a 2-D tensor or a batch of 1 (shared by every entry)."""
-    return t.stride(0) * t.element_size() if t.dim() == 3 and t.shape[0] > 1 else 0
-
-
-def _current_stream(device):
-    if _get_raw_stream is not None:
-        return _get_raw_stream(device)
-    return _torch.cuda.current_stream(device).cuda_stream
+    if len(strides) == 3 and t.shape[0] > 1:
+        return strides[0] * t.element_size()
+    return 0

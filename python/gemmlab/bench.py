@@ -128,7 +128,10 @@ def overhead(size, dtype, calls, repeats, generator):
         torch.cuda.synchronize()
         samples.append(cpp())
     rows = {"C++ gemmlab::gemm loop": statistics.median(samples)}
+    args = (0, 0, size, size, size, 1.0, a.data_ptr(), size, b.data_ptr(), size, 0.0,
+            out32.data_ptr(), size, prec, "auto", stream, dev)
     ways = {
+        "gemmlab._C.gemm(ints) from Python": lambda: _C.gemm(*args),
         "gemmlab.matmul(a, b, out=fp32)": lambda: gemmlab.matmul(a, b, out=out32),
         "gemmlab.matmul(a, b)": lambda: gemmlab.matmul(a, b),
         "torch.matmul(a, b)": lambda: torch.matmul(a, b),

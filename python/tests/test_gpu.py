@@ -75,7 +75,7 @@ def test_float32_out_is_written_in_place():
 def test_strided_and_non_contiguous_inputs():
     base = rand(70, 200, seed=5)
     a = base[:, 3:3 + 45]            # row-padded, storage offset of 3 floats (misaligned rows)
-    b = rand(60, 130, seed=6)[::2, 7:7 + 90]   # row stride 260
+    b = rand(90, 130, seed=6)[::2, 7:7 + 90]   # 45 x 90, row stride 260
     assert_close(gemmlab.matmul(a, b), reference(a, b), 1e-5)
     a2 = rand(70, 90, seed=7)[:, ::2]                  # strides (90, 2): copied
     b2 = rand(90, 200, seed=8)[::2, ::3][:, :33]       # strides (400, 3): copied
