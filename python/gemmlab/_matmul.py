@@ -31,6 +31,9 @@ def matmul(a, b, *, out=None, bias=None, activation=None, alpha=1.0, beta=0.0, c
     a: (m, k) or (batch, m, k); b: (k, n) or (batch, k, n) (a 2-D operand is shared by every
     batch entry, so is a batch of 1). Inputs are torch tensors or any CUDA array exposing DLPack or
     ``__cuda_array_interface__`` (CuPy, JAX); both of the same dtype: float32, bfloat16 or float16.
+    Non-torch arrays are checked from their protocol alone, then need PyTorch installed: they are
+    wrapped as torch tensors without copies, and the result comes back as a CuPy / JAX array
+    (through DLPack) for CuPy / JAX inputs, else as a torch tensor.
 
     precision: None follows the dtype (float32 -> exact FP32 on CUDA cores, bfloat16 -> "bf16",
     float16 -> "fp16"); "tf32" runs float32 inputs on tensor cores (what torch does when
