@@ -51,7 +51,7 @@ def test_kernels():
         assert k["name"].startswith(k["family"].replace(".", "_") + "/") or k["name"].startswith(k["family"] + "/")
         assert k["dtypes"] and set(k["dtypes"]) <= {"fp32", "tf32", "bf16", "fp16"}
         assert k["min_cc"] >= 50 and k["auto_priority"] >= 0 and k["step"] >= 1
-    assert {"simt", "mma.sync", "wgmma"} <= {k["family"] for k in ks}
+    assert {"simt", "mma_sync", "wgmma", "gemv"} <= {k["family"] for k in ks}
 
 
 @pytest.mark.parametrize("a, b, kwargs, match", [
