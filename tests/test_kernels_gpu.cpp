@@ -255,6 +255,22 @@ TEST(LargeShapes, GemvSmallM) {
           for (int pad : {0, 3}) check_kernel({prec, shape, a, b, pad, pad == 0}, "gemv/small_m");
 }
 
+// A kernel launched with several shared-memory sizes (gemv/small_m sizes its copy of op(A) by the
+// problem): asking for a small size first, as gemm-bench's occupancy query does, must not lower
+// the limit that a larger problem then needs (it did: "invalid argument" at 1 x 8192 x 8192).
+TEST(DeviceProps, PrepareFunctionNeverLowersTheLimit) {
+  GEMMLAB_REQUIRE_GPU();
+  const KernelDesc* kd = find_kernel("gemv/small_m");
+  ASSERT_NE(kd, nullptr);
+  GemmProblem small;
+  small.precision = Precision::FP32, small.m = 1, small.n = 64, small.k = 64;
+  small.A = small.B = small.C = reinterpret_cast<float*>(uintptr_t{1} << 20);
+  small.lda = 64, small.ldb = small.ldc = 64;
+  const LaunchConfig c = kd->config(small);
+  ASSERT_EQ(prepare_function(c.kernel, static_cast<int>(c.smem_bytes)), cudaSuccess);
+  check_kernel({Precision::FP32, {1, 8192, 8192}, Op::N, Op::N, 0, true}, "gemv/small_m");
+}
+
 INSTANTIATE_TEST_SUITE_P(AllKernels, KernelCase, ::testing::ValuesIn(all_cases()),
                          [](const ::testing::TestParamInfo<Case>& info) {
                            return case_name(info.param);

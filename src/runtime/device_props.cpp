@@ -2,7 +2,7 @@
 
 #include <atomic>
 #include <mutex>
-#include <set>
+#include <map>
 #include <utility>
 
 #include "runtime/capture_guard.h"
@@ -54,15 +54,30 @@ int carveout_for(int blocks, int smem_per_block) {
 cudaError_t prepare_function(const void* f, int smem_bytes, int carveout) {
   int dev = 0;
   if (cudaError_t e = cudaGetDevice(&dev); e != cudaSuccess) return e;
+  // Per (device, function): the dynamic shared-memory limit set so far (48 KB is every kernel's
+  // default), and whether the carveout was set. The limit only ever rises: a kernel launched with
+  // several sizes (and gemm-bench's occupancy query, which passes one problem's size) must not
+  // lower it under a size another launch needs.
+  struct State {
+    int limit = 48 * 1024;
+    bool carveout = false;
+  };
   static std::mutex mutex;
-  static std::set<std::pair<int, const void*>> done;
+  static std::map<std::pair<int, const void*>, State> done;
   std::lock_guard<std::mutex> lock(mutex);
-  if (done.count({dev, f})) return cudaSuccess;
+  State& st = done[{dev, f}];
+  const bool raise = smem_bytes > st.limit, set_carveout = carveout >= 0 && !st.carveout;
+  if (!raise && !set_carveout) return cudaSuccess;
   CaptureGuard relaxed;
-  cudaError_t e = cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes);
-  if (e == cudaSuccess && carveout >= 0)
+  cudaError_t e = cudaSuccess;
+  if (raise) {
+    e = cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, smem_bytes);
+    if (e == cudaSuccess) st.limit = smem_bytes;
+  }
+  if (e == cudaSuccess && set_carveout) {
     e = cudaFuncSetAttribute(f, cudaFuncAttributePreferredSharedMemoryCarveout, carveout);
-  if (e == cudaSuccess) done.insert({dev, f});
+    if (e == cudaSuccess) st.carveout = true;
+  }
   return e;
 }
 

@@ -30,10 +30,11 @@ inline DeviceDesc current_device_desc() { return {device_sm_count(), device_smem
 // 100 (all shared) if the device cannot be asked.
 int carveout_for(int blocks, int smem_per_block);
 
-// Sets kernel f's dynamic shared-memory limit to smem_bytes (and, with carveout >= 0, its
-// preferred carveout) on the current device, once per device and function: these attributes are
-// per device, so a process that calls on device 1 after device 0 needs them set there too.
-// Safe inside a stream capture and from several threads.
+// Raises kernel f's dynamic shared-memory limit to smem_bytes where that is above what it allows
+// already (48 KB by default; the limit never goes down), and sets its preferred carveout once
+// (carveout >= 0), on the current device: these attributes are per device, so a process that
+// calls on device 1 after device 0 needs them set there too. Safe inside a stream capture and
+// from several threads.
 cudaError_t prepare_function(const void* f, int smem_bytes, int carveout = -1);
 
 }  // namespace gemmlab

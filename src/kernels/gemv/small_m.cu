@@ -346,12 +346,15 @@ cudaError_t launch(const GemmProblem& p) {
   return e != cudaSuccess ? e : ef;
 }
 
-// `auto`: first choice where it measured ahead of the tiled kernels (H100, decode shapes, cuBLAS
-// in the same run: docs/results/h100-decode.md): m <= 8 in fp32 / tf32 (against simt/sgemm), m <= 4
-// in 16-bit; at m = 5..8 in 16-bit wgmma/02 was faster (bf16 8x4096x4096: 5.8 vs 5.3 TFLOP/s).
+// `auto`: first choice where it measured ahead of the other kernels (H100, decode shapes, cuBLAS
+// in the same run: docs/results/h100-decode.md): fp32 / tf32 up to m = 8 (simt/sgemm: 0.3-7.1
+// TFLOP/s there, this kernel 0.8-7.5); 16-bit only for m <= 2 with the weight layout (op(B) = B^T:
+// bf16 1x4096x4096 1.17 vs wgmma/03's 0.96, 2x4096x4096 2.12 vs 1.90); elsewhere wgmma/03's
+// stream-k over 128-row tiles was as fast or faster (bf16 8x8192x8192: 16.2 vs 7.2).
 int auto_priority(const GemmProblem& p) {
   const bool wide = p.precision == Precision::FP32 || p.precision == Precision::TF32;
-  return p.m <= (wide ? gemv_plan::kMaxM : 4) ? 300 : 0;
+  if (wide) return p.m <= gemv_plan::kMaxM ? 300 : 0;
+  return p.m <= 2 && p.op_b == Op::T ? 300 : 0;
 }
 
 }  // namespace
