@@ -12,7 +12,7 @@
 // 4x the global load sectors and 2.5x the instructions of step 4).
 // Step 6 keeps the small block but makes the tile rows 32 floats wide again.
 // Seed: 001 "Small block/tile size for better occupancy" (TILE_SIZE 8).
-// Measured (H100 SXM, gemm-bench 2026-11-23, cuBLAS SGEMM in the same run): 1024^3 3.9 TFLOP/s
+// Measured (H100 SXM, gemm-bench, cuBLAS SGEMM in the same run): 1024^3 3.9 TFLOP/s
 //   (11% of 34.4; step 4: 6.6), 1025^3 3.8 (12% of 30.5), 4096^3 4.3 (8% of 52.0); 32 registers,
 //   32 blocks/SM (100%, as step 4 already has on this GPU). Tables and ncu: docs/seeds.md.
 #include "kernels/simt/tiles.cuh"

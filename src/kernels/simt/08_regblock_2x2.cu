@@ -9,7 +9,7 @@
 // The copies are step 4's (coalesced, unchecked for interior tiles).
 // Step 9 goes to 4 x 4 per thread and 64 x 64 tiles.
 // Seed: 000 v3 "Register Blocking" (TILESIZE 32, REGTILE 2).
-// Measured (H100 SXM, gemm-bench 2026-11-23, cuBLAS SGEMM in the same run): 2048^3 16.8 TFLOP/s
+// Measured (H100 SXM, gemm-bench, cuBLAS SGEMM in the same run): 2048^3 16.8 TFLOP/s
 //   (34% of 49.6; step 3: 7.0), 4096^3 17.4 (34% of 52.0), 4097^3 17.1 (39% of 44.2); 32 registers,
 //   8 blocks/SM (100%); ncu: L1/shared pipe 94% busy, FMA pipe 31%. Tables: docs/seeds.md.
 #include "kernels/simt/tiles.cuh"
