@@ -217,3 +217,24 @@ TEST(ValidationGpu, CudaErrorsComeBackAsStatus) {
 
 }  // namespace
 }  // namespace gemmlab::test
+
+namespace gemmlab {
+namespace {
+
+// The scratch controls reject a device ordinal below -1 before touching CUDA, with a message; a
+// device past the last one is InvalidValue (NoDevice without a GPU); the per-call limit
+// round-trips. No GPU needed.
+TEST(ScratchApi, BadDevicesAndLimitRoundTrip) {
+  EXPECT_EQ(release_scratch(-2), Status::InvalidValue);
+  EXPECT_NE(std::string(last_error_message()).find("release_scratch"), std::string::npos);
+  EXPECT_EQ(set_scratch_retained(1 << 20, -7), Status::InvalidValue);
+  EXPECT_NE(std::string(last_error_message()).find("-7"), std::string::npos);
+  const Status far = set_scratch_retained(1 << 20, 1 << 20);
+  EXPECT_TRUE(far == Status::InvalidValue || far == Status::NoDevice) << status_name(far);
+  EXPECT_NE(std::string(last_error_message()), "");
+  const uint64_t before = set_scratch_limit(12345);
+  EXPECT_EQ(set_scratch_limit(before), 12345u);
+}
+
+}  // namespace
+}  // namespace gemmlab

@@ -14,27 +14,14 @@
 #include "gemmlab/gemmlab.h"
 #include "runtime/device_props.h"
 #include "runtime/scale_c.h"
+#include "api/status.h"
 #include "registry/registry.h"
 
 namespace gemmlab {
 namespace {
 
-thread_local std::string g_last_error;
-
-Status fail(Status s, const char* fmt, ...) {
-  char buf[512];
-  va_list args;
-  va_start(args, fmt);
-  std::vsnprintf(buf, sizeof buf, fmt, args);
-  va_end(args);
-  g_last_error = std::string(status_name(s)) + ": " + buf;
-  return s;
-}
-
-Status ok() {
-  g_last_error.clear();
-  return Status::Success;
-}
+using api::fail;
+using api::ok;
 
 bool valid_op(Op op) { return op == Op::N || op == Op::T; }
 bool valid_precision(Precision p) {
@@ -206,7 +193,7 @@ const char* status_name(Status s) {
   return "UnknownStatus";
 }
 
-const char* last_error_message() { return g_last_error.c_str(); }
+const char* last_error_message() { return api::last_error().c_str(); }
 
 const char* precision_name(Precision p) {
   switch (p) {
