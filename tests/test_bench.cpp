@@ -40,6 +40,61 @@ TEST(BenchCli, Defaults) {
   EXPECT_EQ(o.kernels, std::vector<std::string>{"all"});
 }
 
+// --suite: the shape suites of the issue (decode: M = 1..256 x 4 weight shapes, NN and NT), exclusive
+// with --sizes, unknown names refused.
+TEST(BenchCli, Suites) {
+  Options o;
+  std::string msg;
+  ASSERT_EQ(parse({"--suite", "decode"}, &o, &msg), -1) << msg;
+  EXPECT_EQ(o.sizes.size(), 36u);
+  EXPECT_EQ(o.sizes.front().m, 1);
+  EXPECT_EQ(o.sizes.back().m, 256);
+  ASSERT_EQ(o.trans.size(), 2u);
+  EXPECT_EQ(o.trans[1].second, gemmlab::Op::T);
+  Options all;
+  ASSERT_EQ(parse({"--suite", "all", "--trans", "NN"}, &all, &msg), -1) << msg;
+  EXPECT_EQ(all.sizes.size(), 36u + 8u + 12u + 7u + 2u);
+  EXPECT_EQ(all.trans.size(), 1u) << "--trans given wins over the suite's";
+  Options bad;
+  EXPECT_EQ(parse({"--suite", "nope"}, &bad, &msg), 2);
+  EXPECT_NE(msg.find("unknown suite"), std::string::npos);
+  Options both;
+  EXPECT_EQ(parse({"--suite", "small", "--sizes", "64"}, &both, &msg), 2);
+}
+
+// The per-dtype summary: geometric mean of best gemmlab / cuBLAS per problem, and the worst one;
+// failed rows and problems without a cuBLAS row do not count.
+TEST(BenchReport, PerDtypeSummary) {
+  Report r;
+  auto row = [&](const char* kernel, int64_t m, gemmlab::Precision p, double tflops,
+                 bool pass = true) {
+    Row x;
+    x.kernel = kernel, x.shape = {m, 64, 64}, x.dtype = p, x.tflops = tflops;
+    x.checked = true, x.pass = pass;
+    r.rows.push_back(x);
+  };
+  using gemmlab::Precision;
+  row("cublas", 1, Precision::BF16, 2.0);
+  row("a", 1, Precision::BF16, 4.0);       // 2x
+  row("b", 1, Precision::BF16, 3.0);
+  row("cublas", 2, Precision::BF16, 4.0);
+  row("a", 2, Precision::BF16, 2.0);       // 0.5x: the worst
+  row("a", 2, Precision::BF16, 8.0, false);  // failed its check: ignored
+  row("a", 3, Precision::BF16, 9.0);       // no cuBLAS row: ignored
+  row("cublas", 1, Precision::FP32, 1.0);
+  row("a", 1, Precision::FP32, 1.5);
+  const std::vector<DtypeSummary> s = suite_summary(r);
+  ASSERT_EQ(s.size(), 2u);
+  const DtypeSummary& bf16 = s[0].dtype == "bf16" ? s[0] : s[1];
+  EXPECT_EQ(bf16.problems, 2);
+  EXPECT_NEAR(bf16.geomean, 1.0, 1e-12);  // sqrt(2 * 0.5)
+  EXPECT_NEAR(bf16.worst_ratio, 0.5, 1e-12);
+  EXPECT_NE(bf16.worst_problem.find("2x64x64"), std::string::npos) << bf16.worst_problem;
+  std::ostringstream os;
+  print_dtype_summary(os, s);
+  EXPECT_NE(os.str().find("geometric mean 1.00x"), std::string::npos) << os.str();
+}
+
 TEST(BenchCli, ListsAndShapes) {
   Options o;
   std::string msg;

@@ -21,6 +21,32 @@ bool parse_shape(const std::string& text, Shape* out) {
   return true;
 }
 
+bool suite_shapes(const std::string& name, std::vector<Shape>* shapes,
+                  std::vector<std::string>* trans) {
+  const bool all = name == "all";
+  if (!all && name != "decode" && name != "small" && name != "deep-k" && name != "skinny" &&
+      name != "large")
+    return false;
+  *trans = {"NN"};
+  if (all || name == "decode") {  // weights N x K in frameworks: op(B) = B^T, hence NT too
+    for (int64_t m : {1, 2, 4, 8, 16, 32, 64, 128, 256})
+      for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {8192, 8192}, {14336, 4096},
+                          {4096, 14336}})
+        shapes->push_back({m, n, k});
+    *trans = {"NN", "NT"};
+  }
+  if (all || name == "small")
+    for (int64_t s : {128, 256, 384, 512, 768, 1024, 1280, 1536}) shapes->push_back({s, s, s});
+  if (all || name == "deep-k")
+    for (int64_t s : {128, 256, 512, 1024})
+      for (int64_t k : {8192, 32768, 131072}) shapes->push_back({s, s, k});
+  if (all || name == "skinny")
+    for (int64_t n : {1, 2, 4, 8, 16, 32, 64}) shapes->push_back({8192, n, 8192});
+  if (all || name == "large")
+    for (int64_t s : {4096, 4097}) shapes->push_back({s, s, s});
+  return true;
+}
+
 std::string shape_text(const Shape& s) {
   return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
 }
@@ -37,6 +63,8 @@ int parse_options(int argc, const char* const* argv, Options* out, std::string* 
       ->delimiter(',');
   app.add_option("--sizes,-s", sizes, "sizes: N (N^3) or MxNxK, comma-separated (default 4096,4097)")
       ->delimiter(',');
+  app.add_option("--suite", out->suite,
+                 "a shape suite instead of --sizes: decode, small, deep-k, skinny, large, all");
   app.add_option("--dtype,-d", dtypes, "precisions: fp32,tf32,bf16,fp16 (default all)")->delimiter(',');
   app.add_option("--trans,-t", trans, "op(A)op(B) combinations: NN,NT,TN,TT (default NN)")->delimiter(',');
   app.add_option("--warmup", out->warmup, "untimed runs before timing")->check(CLI::Range(0, 1000));
@@ -64,7 +92,19 @@ int parse_options(int argc, const char* const* argv, Options* out, std::string* 
     return 2;
   }
 
-  if (sizes.empty()) {
+  if (!out->suite.empty()) {
+    if (!sizes.empty()) {
+      *message = "gemm-bench: --suite and --sizes are exclusive";
+      return 2;
+    }
+    std::vector<std::string> suite_trans;
+    if (!suite_shapes(out->suite, &out->sizes, &suite_trans)) {
+      *message = "gemm-bench: unknown suite '" + out->suite +
+                 "' (decode, small, deep-k, skinny, large, all)";
+      return 2;
+    }
+    if (trans.empty()) trans = suite_trans;
+  } else if (sizes.empty()) {
     if (out->cpu) sizes = {"256", "257"};  // the fp64 CPU reference is ~1000x slower than a GPU
     else if (!out->profile_kernel.empty()) sizes = {"4096"};
     else sizes = {"4096", "4097"};

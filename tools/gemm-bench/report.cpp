@@ -1,5 +1,6 @@
 #include "gemm-bench/report.h"
 
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <sstream>
@@ -122,6 +123,47 @@ void print_summary(std::ostream& os, const Report& r) {
     std::snprintf(line, sizeof line, "  %-26s %-46s %8.1f TFLOP/s  cuBLAS %8.1f  -> %s of cuBLAS\n",
                   key.c_str(), b.best->kernel.c_str(), b.best->tflops, b.cublas ? b.cublas->tflops : 0.0,
                   b.cublas ? pct(b.best->pct_cublas).c_str() : "n/a");
+    os << line;
+  }
+  print_dtype_summary(os, suite_summary(r));
+}
+
+std::vector<DtypeSummary> suite_summary(const Report& r) {
+  // The best passing gemmlab row and cuBLAS's row of each problem, then per dtype.
+  std::map<std::string, std::pair<const Row*, const Row*>> best;  // key -> (gemmlab, cuBLAS)
+  for (const Row& x : r.rows) {
+    if (x.status != "ok" || (x.checked && !x.pass) || x.tflops <= 0) continue;
+    auto& b = best[std::string(gemmlab::precision_name(x.dtype)) + " " + shape_text(x.shape) + " " +
+                   x.trans];
+    if (x.kernel == "cublas") b.second = &x;
+    else if (!b.first || x.tflops > b.first->tflops) b.first = &x;
+  }
+  std::map<std::string, DtypeSummary> by_dtype;
+  for (const auto& [key, b] : best) {
+    if (!b.first || !b.second) continue;
+    const std::string dtype = gemmlab::precision_name(b.first->dtype);
+    DtypeSummary& d = by_dtype[dtype];
+    d.dtype = dtype;
+    const double ratio = b.first->tflops / b.second->tflops;
+    d.log_sum += std::log(ratio);
+    if (d.problems == 0 || ratio < d.worst_ratio) d.worst_ratio = ratio, d.worst_problem = key;
+    ++d.problems;
+  }
+  std::vector<DtypeSummary> out;
+  for (auto& [name, d] : by_dtype) {
+    d.geomean = std::exp(d.log_sum / d.problems);
+    out.push_back(d);
+  }
+  return out;
+}
+
+void print_dtype_summary(std::ostream& os, const std::vector<DtypeSummary>& s) {
+  if (s.empty()) return;
+  os << "\nPer dtype: best gemmlab kernel / cuBLAS over every problem of the run\n";
+  char line[256];
+  for (const DtypeSummary& d : s) {
+    std::snprintf(line, sizeof line, "  %-5s %3d problems  geometric mean %.2fx  worst %.2fx (%s)\n",
+                  d.dtype.c_str(), d.problems, d.geomean, d.worst_ratio, d.worst_problem.c_str());
     os << line;
   }
 }

@@ -3,6 +3,7 @@
 
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -14,6 +15,17 @@ namespace gemmbench {
 std::string speedup_text(double speedup_vs_naive);
 
 void print_table(std::ostream& os, const Report& r);
+
+// Per dtype, over the problems of a run that have a passing gemmlab row and a cuBLAS row: the
+// geometric mean of best-gemmlab / cuBLAS and the worst problem ("bf16 1x4096x4096 NT").
+struct DtypeSummary {
+  std::string dtype;
+  int problems = 0;
+  double geomean = 0, worst_ratio = 0, log_sum = 0;
+  std::string worst_problem;
+};
+std::vector<DtypeSummary> suite_summary(const Report& r);
+void print_dtype_summary(std::ostream& os, const std::vector<DtypeSummary>& s);
 void print_summary(std::ostream& os, const Report& r);
 void print_registry(std::ostream& os);
 nlohmann::json to_json(const Report& r);
