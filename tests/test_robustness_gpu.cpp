@@ -33,7 +33,7 @@ struct Path {
 };
 
 // Every path of the production kernels that uses scratch, and a plain one (auto picks simt for
-// fp32 and, on sm_90, wgmma for bf16).
+// fp32 and, on sm_90, wgmma for bf16; gemv/small_m for a few rows of C).
 std::vector<Path> paths() {
   using P = Precision;
   return {{"fp32 split-k", spec(P::FP32, 1024, 1024, 1024), true},
@@ -44,7 +44,9 @@ std::vector<Path> paths() {
           {"fp32 realigned B", spec(P::FP32, 4097, 4097, 4097), false},
           {"bf16 wgmma stream-k", spec(P::BF16, 1024, 1024, 4096), true},
           {"bf16 operand packing", spec(P::BF16, 4097, 4097, 4097), true},
-          {"bf16 plain", spec(P::BF16, 4096, 4096, 4096), false}};
+          {"bf16 plain", spec(P::BF16, 4096, 4096, 4096), false},
+          {"fp32 gemv depth split", spec(P::FP32, 4, 4096, 4096), false},
+          {"bf16 gemv, weights n x k", spec(P::BF16, 1, 4096, 4096, Op::N, Op::T), false}};
 }
 
 // ---- CUDA graphs ----

@@ -1,5 +1,6 @@
 // Hopper (sm_90a) PTX, written once: mbarriers, TMA (cp.async.bulk.tensor), wgmma and its
-// descriptors, fences, setmaxnreg and clusters. The stage tile that uses them is stage_tile.cuh,
+// descriptors, fences and setmaxnreg (cluster wrappers come back with a kernel that uses them:
+// docs/history.md). The stage tile that uses them is stage_tile.cuh,
 // the accumulator stores epilogue.cuh; sm90.cuh includes all three.
 //
 // Everything compiles for any target; the instructions exist only where GEMMLAB_SM90A is defined
@@ -54,18 +55,6 @@ __device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t* bar, uint32_t by
 __device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
 #ifdef GEMMLAB_SM90A
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem_addr(bar)) : "memory");
-#endif
-}
-
-// Arrive on the barrier at the same shared-memory offset in CTA `cta` of this cluster.
-__device__ __forceinline__ void mbar_arrive_cluster(uint64_t* bar, uint32_t cta) {
-#ifdef GEMMLAB_SM90A
-  asm volatile(
-      "{\n.reg .b32 remote;\n"
-      "mapa.shared::cluster.u32 remote, %0, %1;\n"
-      "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_addr(bar)),
-      "r"(cta)
-      : "memory");
 #endif
 }
 
@@ -128,25 +117,6 @@ __device__ __forceinline__ void prefetch_tensor_map(const CUtensorMap* map) {
 __device__ __forceinline__ void fence_proxy_async() {
 #ifdef GEMMLAB_SM90A
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-#endif
-}
-
-// ---------------------------------------------------------------------------------------------
-// Clusters
-// ---------------------------------------------------------------------------------------------
-__device__ __forceinline__ uint32_t cluster_ctarank() {
-  uint32_t r = 0;
-#ifdef GEMMLAB_SM90A
-  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
-#endif
-  return r;
-}
-
-// All threads of all CTAs of the cluster: arrive (release) then wait (acquire).
-__device__ __forceinline__ void cluster_sync() {
-#ifdef GEMMLAB_SM90A
-  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::
-                   : "memory");
 #endif
 }
 
