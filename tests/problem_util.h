@@ -104,7 +104,7 @@ class DeviceProblem {
 
   Status run(const char* kernel, float* c = nullptr, cudaStream_t stream = nullptr) const {
     const GemmProblem p = problem(c, stream);
-    return gemm(p.op_a, p.op_b, p.m, p.n, p.k, p.alpha, p.A, p.lda, p.B, p.ldb, p.beta, p.C,
+    return gemm(p.op_a, p.op_b, p.m, p.n, p.k, p.alpha, p.A, p.lda, p.B, p.ldb, p.beta, c_f32(p),
                 p.ldc, p.precision, kernel, stream);
   }
 

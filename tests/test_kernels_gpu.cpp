@@ -117,7 +117,7 @@ void check_case(const Case& c, const char* only, int* ran_out) {
     // A kernel whose stated constraint excludes the problem (gemv/small_m: m <= 8) must say so:
     // the call has to return KernelUnsupported, and the kernel is not counted as run.
     if (const char* why = kernel_cannot_run(kd, p, cc)) {
-      EXPECT_EQ(gemm(p.op_a, p.op_b, p.m, p.n, p.k, p.alpha, p.A, p.lda, p.B, p.ldb, p.beta, p.C,
+      EXPECT_EQ(gemm(p.op_a, p.op_b, p.m, p.n, p.k, p.alpha, p.A, p.lda, p.B, p.ldb, p.beta, c_f32(p),
                      p.ldc, p.precision, kd.name),
                 Status::KernelUnsupported)
           << why;
@@ -126,7 +126,7 @@ void check_case(const Case& c, const char* only, int* ran_out) {
     ASSERT_EQ(cudaMemcpy(c_ptr, c_before.data(), c_elems * sizeof(float), cudaMemcpyHostToDevice),
               cudaSuccess);
     const Status s = gemm(p.op_a, p.op_b, p.m, p.n, p.k, p.alpha, p.A, p.lda, p.B, p.ldb, p.beta,
-                          p.C, p.ldc, p.precision, kd.name);
+                          c_f32(p), p.ldc, p.precision, kd.name);
     ASSERT_EQ(s, Status::Success) << last_error_message();
     ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess) << cudaGetErrorString(cudaGetLastError());
     ASSERT_EQ(cudaMemcpy(out.data(), c_ptr, c_elems * sizeof(float), cudaMemcpyDeviceToHost),
@@ -339,11 +339,11 @@ TEST(AutoKernel, PicksAKernelPerPrecision) {
     ASSERT_EQ(fill_random_device(b.ptr, k * n, prec, 12), cudaSuccess);
     ASSERT_EQ(fill_nan_device(cbuf.as<float>(), m * n), cudaSuccess);
     p.A = a.ptr, p.B = b.ptr, p.C = cbuf.as<float>();
-    const char* name = auto_kernel_name(p.op_a, p.op_b, m, n, k, p.A, p.lda, p.B, p.ldb, p.C,
+    const char* name = auto_kernel_name(p.op_a, p.op_b, m, n, k, p.A, p.lda, p.B, p.ldb, c_f32(p),
                                         p.ldc, prec);
     ASSERT_NE(name, nullptr) << last_error_message();
     std::printf("[  AUTO    ] %s -> %s\n", precision_name(prec), name);
-    ASSERT_EQ(gemm(p.op_a, p.op_b, m, n, k, p.alpha, p.A, p.lda, p.B, p.ldb, p.beta, p.C, p.ldc, prec),
+    ASSERT_EQ(gemm(p.op_a, p.op_b, m, n, k, p.alpha, p.A, p.lda, p.B, p.ldb, p.beta, c_f32(p), p.ldc, prec),
               Status::Success)
         << last_error_message();
     std::vector<double> ref(m * n);

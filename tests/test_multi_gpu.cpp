@@ -135,7 +135,7 @@ TEST(MultiGpu, OperandOfAnotherDeviceIsWrongDevice) {
     if (which == 1) p.B = there.B;
     if (which == 2) p.C = there.C;
     for (const char* kernel : {"auto", kFp32ProductionKernel}) {
-      EXPECT_EQ(gemm(p.op_a, p.op_b, p.m, p.n, p.k, p.alpha, p.A, p.lda, p.B, p.ldb, p.beta, p.C,
+      EXPECT_EQ(gemm(p.op_a, p.op_b, p.m, p.n, p.k, p.alpha, p.A, p.lda, p.B, p.ldb, p.beta, c_f32(p),
                      p.ldc, p.precision, kernel),
                 Status::WrongDevice)
           << kernel << ": " << last_error_message();

@@ -67,7 +67,7 @@ enum class Status : int {
   InvalidLeadingDim,  // lda, ldb or ldc smaller than the row it must hold
   NullPointer,        // A, B or C null where the problem needs it
   NotDevicePointer,   // A, B or C is host memory
-  SizeTooLarge,       // a dimension or a matrix past 32-bit element indexing
+  SizeTooLarge,       // m, n or k past 2^31 - 1, or a matrix past 64-bit byte addressing
   UnknownKernel,      // no kernel of that name
   KernelUnsupported,  // the named kernel cannot run this problem (dtype, shape, alignment, GPU)
   NoDevice,           // no CUDA device or driver
@@ -95,6 +95,70 @@ Status gemm(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, float alpha, cons
 const char* auto_kernel_name(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, const void* A,
                              int64_t lda, const void* B, int64_t ldb, const float* C, int64_t ldc,
                              Precision precision);
+
+// ---------------------------------------------------------------------------------------------
+// The extended call: 16-bit output, a fused bias and activation, strided batches.
+//
+//     D = act(alpha * op(A) * op(B) + beta * C + bias)          (cuBLASLt's epilogue order)
+//
+// for every batch entry b: A_b = A + b * stride_a (elements of A's storage type), likewise B_b,
+// C_b and D_b. A stride of 0 broadcasts that operand (one weight matrix for the whole batch).
+// - D (m x n, ldd >= n) has its own pointer and dtype (fp32, bf16 or fp16: rounded to nearest
+//   even). D may be C itself (in place: then c_type == d_type, ldc == ldd and stride_c ==
+//   stride_d). D's batch entries must not overlap: stride_d >= (m - 1) * ldd + n, or entries side
+//   by side within rows (stride_d >= n and (batch - 1) * stride_d + n <= ldd).
+// - C (m x n, ldc >= n) is read only when beta != 0, in its own dtype (c_type).
+// - bias: null, or n values (one per column of D: y = x W^T + b), fp32 or the input dtype
+//   (bf16 / fp16 for those precisions). act: see Activation.
+// - Sizes and offsets are 64-bit: a matrix of more than 2^31 elements is computed (SizeTooLarge
+//   only where a dimension itself is past 2^31 - 1).
+// Every rule of gemm() above holds (edge cases, errors, determinism, streams, graphs); k == 0 or
+// alpha == 0 gives D = act(beta * C + bias).
+// ---------------------------------------------------------------------------------------------
+enum class DType : int { F32 = 0, BF16 = 2, F16 = 3 };  // storage of C, D and the bias
+
+enum class Activation : int {
+  None = 0,
+  ReLU,      // max(x, 0)
+  GeluTanh,  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))  (cuBLASLt's GELU, PyTorch "tanh")
+  GeluErf,   // 0.5 x (1 + erf(x / sqrt(2)))                       (PyTorch's default GELU)
+  SiLU,      // x / (1 + exp(-x))
+};
+
+struct GemmDesc {
+  Op op_a = Op::N, op_b = Op::N;
+  int64_t m = 0, n = 0, k = 0;
+  float alpha = 1.f, beta = 0.f;
+  const void* A = nullptr;
+  int64_t lda = 0;
+  const void* B = nullptr;
+  int64_t ldb = 0;
+  const void* C = nullptr;  // read only when beta != 0
+  int64_t ldc = 0;
+  DType c_type = DType::F32;
+  void* D = nullptr;
+  int64_t ldd = 0;
+  DType d_type = DType::F32;
+  const void* bias = nullptr;  // n values, or null
+  DType bias_type = DType::F32;
+  Activation act = Activation::None;
+  Precision precision = Precision::FP32;
+  int64_t batch = 1;  // batch entries (>= 0; 0 is a no-op)
+  int64_t stride_a = 0, stride_b = 0, stride_c = 0, stride_d = 0;  // elements; >= 0
+};
+
+// The extended call on `stream`; kernel as in gemm(). Asynchronous like gemm().
+Status gemm(const GemmDesc& desc, const char* kernel = "auto", cudaStream_t stream = nullptr);
+
+// The kernel "auto" would run for desc on the current device, or nullptr (last_error_message()).
+const char* auto_kernel_name(const GemmDesc& desc);
+
+// Names: "none", "relu", "gelu_tanh", "gelu_erf", "silu"; "f32", "bf16", "f16" (also "fp32",
+// "fp16"). parse returns false on an unknown name.
+const char* activation_name(Activation a);
+bool parse_activation(const char* name, Activation* out);
+const char* dtype_name(DType t);
+bool parse_dtype(const char* name, DType* out);
 
 // Scratch memory (see the top of this file).
 // Frees the freed scratch that the pool of `device` (-1: the current device) keeps for reuse.

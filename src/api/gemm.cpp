@@ -13,7 +13,7 @@
 
 #include "gemmlab/gemmlab.h"
 #include "runtime/device_props.h"
-#include "runtime/scale_c.h"
+#include "runtime/epilogue_only.h"
 #include "api/status.h"
 #include "registry/registry.h"
 
@@ -27,67 +27,124 @@ bool valid_op(Op op) { return op == Op::N || op == Op::T; }
 bool valid_precision(Precision p) {
   return static_cast<int>(p) >= 0 && static_cast<int>(p) <= static_cast<int>(Precision::FP16);
 }
-
+bool valid_dtype(DType t) { return t == DType::F32 || t == DType::BF16 || t == DType::F16; }
+bool valid_activation(Activation a) {
+  return static_cast<int>(a) >= 0 && static_cast<int>(a) <= static_cast<int>(Activation::SiLU);
+}
 
 // The stored shape of op(X): rows x cols as laid out in memory.
 struct Stored {
   int64_t rows, cols;
 };
 
-// Checks that need no device: enums, sizes, leading dimensions, size limits, null pointers.
+// One matrix operand of the problem, for the checks below.
+struct Matrix {
+  const char* name;  // "A", "B", "C", "D"
+  Stored s;
+  int64_t ld, stride;
+  const void* ptr;
+  int64_t elem_bytes;
+  bool used;  // read or written by this problem
+};
+
+// Bytes one batch entry spans, past which 64-bit addressing (well, 2^62 bytes) is not enough.
+constexpr int64_t kMaxBytes = int64_t{1} << 62;
+
+// (rows - 1) * ld + cols elements, and the batch's last entry's offset on top, in bytes; false on
+// overflow past kMaxBytes.
+bool span_bytes(const Matrix& x, int64_t batch, int64_t* bytes) {
+  const int64_t max_elems = kMaxBytes / x.elem_bytes;
+  if (x.s.rows == 0 || x.s.cols == 0) return *bytes = 0, true;
+  if (x.s.rows - 1 > (max_elems - x.s.cols) / x.ld) return false;
+  int64_t elems = (x.s.rows - 1) * x.ld + x.s.cols;
+  if (batch > 1 && x.stride > 0) {
+    if (batch - 1 > (max_elems - elems) / x.stride) return false;
+    elems += (batch - 1) * x.stride;
+  }
+  *bytes = elems * x.elem_bytes;
+  return true;
+}
+
+// Checks that need no device: enums, sizes, leading dimensions, size limits, null pointers,
+// alignment, the epilogue's dtypes and the batch layout.
 Status validate_host(const GemmProblem& p) {
   if (!valid_op(p.op_a) || !valid_op(p.op_b))
     return fail(Status::InvalidValue, "op_a/op_b must be Op::N or Op::T");
   if (!valid_precision(p.precision)) return fail(Status::InvalidValue, "unknown precision");
+  if (!valid_dtype(p.c_type) || !valid_dtype(p.d_type) || !valid_dtype(p.bias_type))
+    return fail(Status::InvalidValue, "c_type, d_type and bias_type must be DType::F32, BF16 or F16");
+  if (!valid_activation(p.act))
+    return fail(Status::InvalidValue, "unknown activation %d", static_cast<int>(p.act));
   if (p.m < 0 || p.n < 0 || p.k < 0)
     return fail(Status::InvalidSize, "sizes must be >= 0 (m=%lld, n=%lld, k=%lld)",
                 (long long)p.m, (long long)p.n, (long long)p.k);
+  if (p.batch < 0) return fail(Status::InvalidSize, "batch must be >= 0 (batch=%lld)", (long long)p.batch);
+  if (p.stride_a < 0 || p.stride_b < 0 || p.stride_c < 0 || p.stride_d < 0)
+    return fail(Status::InvalidValue, "batch strides must be >= 0 (0 broadcasts an operand)");
+  if (p.bias != nullptr && p.bias_type != DType::F32 &&
+      !(p.bias_type == DType::BF16 && p.precision == Precision::BF16) &&
+      !(p.bias_type == DType::F16 && p.precision == Precision::FP16))
+    return fail(Status::InvalidValue,
+                "a %s bias with %s inputs: the bias is fp32 or the input dtype", dtype_name(p.bias_type),
+                precision_name(p.precision));
 
   const Stored a = p.op_a == Op::N ? Stored{p.m, p.k} : Stored{p.k, p.m};
   const Stored b = p.op_b == Op::N ? Stored{p.k, p.n} : Stored{p.n, p.k};
   const Stored c = {p.m, p.n};
-  struct Check {
-    const char* name;
-    Stored s;
-    int64_t ld;
-    const void* ptr;
-    bool used;
-  };
-  const bool product = p.m > 0 && p.n > 0 && p.k > 0 && p.alpha != 0.f;
-  const Check checks[] = {{"A", a, p.lda, p.A, product},
-                          {"B", b, p.ldb, p.B, product},
-                          {"C", c, p.ldc, p.C, p.m > 0 && p.n > 0}};
-  for (const Check& x : checks) {
+  const bool any = p.m > 0 && p.n > 0 && p.batch > 0;
+  const bool product = any && p.k > 0 && p.alpha != 0.f;
+  const int64_t in_bytes = input_bytes(p.precision);
+  const Matrix mats[] = {{"A", a, p.lda, p.stride_a, p.A, in_bytes, product},
+                         {"B", b, p.ldb, p.stride_b, p.B, in_bytes, product},
+                         {"C", c, p.ldc, p.stride_c, p.C, dtype_bytes(p.c_type), any && p.beta != 0.f},
+                         {"D", c, p.ldd, p.stride_d, p.D, dtype_bytes(p.d_type), any}};
+  for (const Matrix& x : mats) {
+    if (x.name[0] == 'C' && !x.used) continue;  // C's ld is not looked at when C is not read
     // Like BLAS, the leading dimension must be at least the row length, and at least 1.
     const int64_t need = x.s.cols > 0 ? x.s.cols : 1;
     if (x.ld < need)
       return fail(Status::InvalidLeadingDim,
                   "ld%c=%lld is smaller than the %lld elements of a stored row of %s (%s)",
                   x.name[0] + ('a' - 'A'), (long long)x.ld, (long long)need, x.name,
-                  x.name[0] == 'C' ? "m x n" : (x.name[0] == 'A' ? (p.op_a == Op::N ? "m x k" : "k x m")
+                  x.name[0] >= 'C' ? "m x n" : (x.name[0] == 'A' ? (p.op_a == Op::N ? "m x k" : "k x m")
                                                                  : (p.op_b == Op::N ? "k x n" : "n x k")));
   }
   const int64_t kMax = INT32_MAX;
   if (p.m > kMax || p.n > kMax || p.k > kMax)
-    return fail(Status::SizeTooLarge, "m, n and k must be below 2^31 (32-bit indexing)");
-  for (const Check& x : checks) {
-    if (!x.used || x.s.rows == 0) continue;
-    // Largest element offset touched: (rows - 1) * ld + cols - 1; computed without overflow.
-    if (x.s.rows - 1 > (kMax - x.s.cols) / x.ld)
-      return fail(Status::SizeTooLarge,
-                  "%s spans (rows-1)*ld+cols = %lld*%lld+%lld elements, past 32-bit indexing",
-                  x.name, (long long)(x.s.rows - 1), (long long)x.ld, (long long)x.s.cols);
+    return fail(Status::SizeTooLarge, "m, n and k must be below 2^31");
+  for (const Matrix& x : mats) {
+    int64_t bytes = 0;
+    if (x.used && !span_bytes(x, p.batch, &bytes))
+      return fail(Status::SizeTooLarge, "%s spans more than 2^62 bytes", x.name);
   }
-  for (const Check& x : checks)
-    if (x.used && x.ptr == nullptr) return fail(Status::NullPointer, "%s is null", x.name);
+  for (const Matrix& x : mats)
+    if (x.used && x.ptr == nullptr)
+      return fail(Status::NullPointer, "%s is null%s", x.name,
+                  x.name[0] == 'C' ? " (C is read when beta != 0)" : "");
   // Every kernel reads and writes whole elements: a pointer off its element size would fault on
   // the GPU (and leave the context unusable), so it is an argument error here.
-  const int64_t in_bytes = input_bytes(p.precision);
-  for (const Check& x : checks) {
-    const int64_t bytes = x.name[0] == 'C' ? static_cast<int64_t>(sizeof(float)) : in_bytes;
-    if (x.used && reinterpret_cast<uintptr_t>(x.ptr) % bytes != 0)
+  for (const Matrix& x : mats)
+    if (x.used && reinterpret_cast<uintptr_t>(x.ptr) % x.elem_bytes != 0)
       return fail(Status::InvalidValue, "%s (%p) is not aligned to its %lld-byte elements", x.name,
-                  x.ptr, (long long)bytes);
+                  x.ptr, (long long)x.elem_bytes);
+  if (any && p.bias != nullptr && reinterpret_cast<uintptr_t>(p.bias) % dtype_bytes(p.bias_type) != 0)
+    return fail(Status::InvalidValue, "bias (%p) is not aligned to its elements", p.bias);
+  // In place: D is C itself, so both must describe the same matrices.
+  if (any && p.beta != 0.f && p.C == p.D &&
+      (p.c_type != p.d_type || p.ldc != p.ldd || (p.batch > 1 && p.stride_c != p.stride_d)))
+    return fail(Status::InvalidValue,
+                "D == C (in place) needs c_type == d_type, ldc == ldd and stride_c == stride_d");
+  // Batch entries of D must not overlap: one after the other, or side by side within rows.
+  if (any && p.batch > 1) {
+    const int64_t extent = (p.m - 1) * p.ldd + p.n;
+    const bool after = p.stride_d >= extent;
+    const bool beside = p.stride_d >= p.n && (p.batch - 1) <= (p.ldd - p.n) / p.stride_d;
+    if (!after && !beside)
+      return fail(Status::InvalidValue,
+                  "batch entries of D overlap: stride_d=%lld with ldd=%lld for %lld x %lld entries "
+                  "(needs stride_d >= %lld, or entries side by side within ldd)",
+                  (long long)p.stride_d, (long long)p.ldd, (long long)p.m, (long long)p.n,
+                  (long long)extent);
   }
   return ok();
 }
@@ -141,7 +198,11 @@ Status validate_device(const GemmProblem& p, bool product, int* cc) {
     if (Status s = check_device_pointer("A", p.A, dev); s != Status::Success) return s;
     if (Status s = check_device_pointer("B", p.B, dev); s != Status::Success) return s;
   }
-  return check_device_pointer("C", p.C, dev);
+  if (p.beta != 0.f && p.C != p.D)
+    if (Status s = check_device_pointer("C", p.C, dev); s != Status::Success) return s;
+  if (p.bias != nullptr)
+    if (Status s = check_device_pointer("bias", p.bias, dev); s != Status::Success) return s;
+  return check_device_pointer("D", p.D, dev);
 }
 
 // The kernels `auto` may run for p, best first (ties: registry order); at most max of them.
@@ -162,14 +223,103 @@ const KernelDesc* pick_auto(const GemmProblem& p, int cc) {
   return auto_candidates(p, cc, best, 1) ? best[0] : nullptr;
 }
 
+// One kernel over the whole problem: in one launch if it takes batches (kBatched), else once per
+// batch entry. Only the first launch may fail for want of scratch (cudaErrorMemoryAllocation,
+// nothing enqueued): every entry plans the same scratch, which the first has freed
+// (stream-ordered) by the time the next one asks.
+cudaError_t launch_all(const KernelDesc& k, const GemmProblem& p) {
+  if (p.batch == 1 || (k.features & kBatched)) return k.launch(p);
+  for (int64_t b = 0; b < p.batch; ++b)
+    if (const cudaError_t e = k.launch(p.entry(b)); e != cudaSuccess) return e;
+  return cudaSuccess;
+}
+
+// The checked problem p on `kernel` ("auto" or a name).
+Status run(const GemmProblem& p, const char* kernel) {
+  if (kernel == nullptr) return fail(Status::InvalidValue, "kernel name is null (use \"auto\")");
+  const bool is_auto = std::strcmp(kernel, "auto") == 0;
+  const KernelDesc* chosen = is_auto ? nullptr : find_kernel(kernel);
+  if (!is_auto && !chosen)
+    return fail(Status::UnknownKernel, "no kernel named '%s' (gemm-bench --list shows them)", kernel);
+  if (Status s = validate_host(p); s != Status::Success) return s;
+  if (p.m == 0 || p.n == 0 || p.batch == 0) return ok();
+
+  const bool product = p.k > 0 && p.alpha != 0.f;
+  int cc = 0;
+  if (Status s = validate_device(p, product, &cc); s != Status::Success) return s;
+
+  if (!product) {
+    const cudaError_t e = epilogue_only(p);
+    return e == cudaSuccess ? ok()
+                            : fail(Status::CudaError, "epilogue_only: %s", cudaGetErrorString(e));
+  }
+  // A launch function either enqueues its whole work and returns cudaSuccess, or enqueues nothing
+  // that writes D and returns the error; cudaErrorMemoryAllocation means its scratch could not be
+  // had on any of its paths, and `auto` then tries the next kernel.
+  constexpr int kMaxCandidates = 8;
+  const KernelDesc* candidates[kMaxCandidates];
+  int count = 1;
+  if (is_auto) {
+    count = auto_candidates(p, cc, candidates, kMaxCandidates);
+    if (count == 0)
+      return fail(Status::KernelUnsupported, "no registered kernel can run this %s problem on sm_%d",
+                  precision_name(p.precision), cc);
+  } else if (const char* why = kernel_cannot_run(*chosen, p, cc)) {
+    return fail(Status::KernelUnsupported, "kernel '%s' cannot run this problem: %s",
+                chosen->name, why);
+  } else {
+    candidates[0] = chosen;
+  }
+  cudaError_t e = cudaSuccess;
+  for (int i = 0; i < count; ++i) {
+    chosen = candidates[i];
+    e = launch_all(*chosen, p);
+    if (e != cudaErrorMemoryAllocation) break;
+  }
+  if (e == cudaErrorMemoryAllocation)
+    return fail(Status::ScratchUnavailable,
+                "%s: the scratch memory this problem needs could not be allocated (see "
+                "set_scratch_limit), and no path without it exists",
+                chosen->name);
+  if (e != cudaSuccess) return fail(Status::CudaError, "%s: %s", chosen->name, cudaGetErrorString(e));
+  return ok();
+}
+
+// The problem of the plain call: C is also the output.
 GemmProblem make_problem(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, float alpha,
                          const void* A, int64_t lda, const void* B, int64_t ldb, float beta,
                          float* C, int64_t ldc, Precision precision, cudaStream_t stream) {
   GemmProblem p;
   p.op_a = op_a, p.op_b = op_b, p.m = m, p.n = n, p.k = k, p.alpha = alpha, p.beta = beta;
-  p.A = A, p.lda = lda, p.B = B, p.ldb = ldb, p.C = C, p.ldc = ldc;
+  p.A = A, p.lda = lda, p.B = B, p.ldb = ldb, p.C = C, p.ldc = ldc, p.D = C, p.ldd = ldc;
   p.precision = precision, p.stream = stream;
   return p;
+}
+
+GemmProblem make_problem(const GemmDesc& d, cudaStream_t stream) {
+  GemmProblem p;
+  p.op_a = d.op_a, p.op_b = d.op_b, p.m = d.m, p.n = d.n, p.k = d.k;
+  p.alpha = d.alpha, p.beta = d.beta;
+  p.A = d.A, p.lda = d.lda, p.B = d.B, p.ldb = d.ldb;
+  p.C = d.C, p.ldc = d.ldc, p.c_type = d.c_type;
+  p.D = d.D, p.ldd = d.ldd, p.d_type = d.d_type;
+  p.bias = d.bias, p.bias_type = d.bias_type, p.act = d.act;
+  p.precision = d.precision, p.stream = stream;
+  p.batch = d.batch;
+  p.stride_a = d.stride_a, p.stride_b = d.stride_b, p.stride_c = d.stride_c, p.stride_d = d.stride_d;
+  return p;
+}
+
+const char* auto_name(const GemmProblem& p) {
+  if (validate_host(p) != Status::Success) return nullptr;
+  int dev = 0, cc = 0;
+  if (current_device_cc(&dev, &cc) != Status::Success) return nullptr;
+  const KernelDesc* k_desc = pick_auto(p, cc);
+  if (!k_desc) {
+    fail(Status::KernelUnsupported, "no registered kernel can run this problem");
+    return nullptr;
+  }
+  return k_desc->name;
 }
 
 }  // namespace
@@ -216,73 +366,67 @@ bool parse_precision(const char* name, Precision* out) {
   return false;
 }
 
+const char* activation_name(Activation a) {
+  switch (a) {
+    case Activation::None: return "none";
+    case Activation::ReLU: return "relu";
+    case Activation::GeluTanh: return "gelu_tanh";
+    case Activation::GeluErf: return "gelu_erf";
+    case Activation::SiLU: return "silu";
+  }
+  return "unknown";
+}
+
+bool parse_activation(const char* name, Activation* out) {
+  if (!name || !out) return false;
+  for (Activation a : {Activation::None, Activation::ReLU, Activation::GeluTanh,
+                       Activation::GeluErf, Activation::SiLU}) {
+    if (std::strcmp(name, activation_name(a)) == 0) {
+      *out = a;
+      return true;
+    }
+  }
+  return false;
+}
+
+const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::F32: return "f32";
+    case DType::BF16: return "bf16";
+    case DType::F16: return "f16";
+  }
+  return "unknown";
+}
+
+bool parse_dtype(const char* name, DType* out) {
+  if (!name || !out) return false;
+  const std::string s = name;
+  if (s == "f32" || s == "fp32") return *out = DType::F32, true;
+  if (s == "bf16") return *out = DType::BF16, true;
+  if (s == "f16" || s == "fp16") return *out = DType::F16, true;
+  return false;
+}
+
 Status gemm(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, float alpha, const void* A,
             int64_t lda, const void* B, int64_t ldb, float beta, float* C, int64_t ldc,
             Precision precision, const char* kernel, cudaStream_t stream) {
-  const GemmProblem p =
-      make_problem(op_a, op_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, precision, stream);
-  if (kernel == nullptr) return fail(Status::InvalidValue, "kernel name is null (use \"auto\")");
-  const bool is_auto = std::strcmp(kernel, "auto") == 0;
-  const KernelDesc* chosen = is_auto ? nullptr : find_kernel(kernel);
-  if (!is_auto && !chosen)
-    return fail(Status::UnknownKernel, "no kernel named '%s' (gemm-bench --list shows them)", kernel);
-  if (Status s = validate_host(p); s != Status::Success) return s;
-  if (m == 0 || n == 0) return ok();
+  // The plain call's C is its output, so it must be there even when beta == 0.
+  if (m > 0 && n > 0 && C == nullptr) return fail(Status::NullPointer, "C is null");
+  return run(make_problem(op_a, op_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, precision, stream),
+             kernel);
+}
 
-  const bool product = k > 0 && alpha != 0.f;
-  int cc = 0;
-  if (Status s = validate_device(p, product, &cc); s != Status::Success) return s;
-
-  if (!product) {
-    const cudaError_t e = scale_c(C, ldc, m, n, beta, stream);
-    return e == cudaSuccess ? ok() : fail(Status::CudaError, "scale_c: %s", cudaGetErrorString(e));
-  }
-  // A launch function either enqueues its whole work and returns cudaSuccess, or enqueues nothing
-  // that writes C and returns the error; cudaErrorMemoryAllocation means its scratch could not be
-  // had on any of its paths, and `auto` then tries the next kernel.
-  constexpr int kMaxCandidates = 8;
-  const KernelDesc* candidates[kMaxCandidates];
-  int count = 1;
-  if (is_auto) {
-    count = auto_candidates(p, cc, candidates, kMaxCandidates);
-    if (count == 0)
-      return fail(Status::KernelUnsupported, "no registered kernel can run this %s problem on sm_%d",
-                  precision_name(precision), cc);
-  } else if (const char* why = kernel_cannot_run(*chosen, p, cc)) {
-    return fail(Status::KernelUnsupported, "kernel '%s' cannot run this problem: %s",
-                chosen->name, why);
-  } else {
-    candidates[0] = chosen;
-  }
-  cudaError_t e = cudaSuccess;
-  for (int i = 0; i < count; ++i) {
-    chosen = candidates[i];
-    e = chosen->launch(p);
-    if (e != cudaErrorMemoryAllocation) break;
-  }
-  if (e == cudaErrorMemoryAllocation)
-    return fail(Status::ScratchUnavailable,
-                "%s: the scratch memory this problem needs could not be allocated (see "
-                "set_scratch_limit), and no path without it exists",
-                chosen->name);
-  if (e != cudaSuccess) return fail(Status::CudaError, "%s: %s", chosen->name, cudaGetErrorString(e));
-  return ok();
+Status gemm(const GemmDesc& desc, const char* kernel, cudaStream_t stream) {
+  return run(make_problem(desc, stream), kernel);
 }
 
 const char* auto_kernel_name(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, const void* A,
                              int64_t lda, const void* B, int64_t ldb, const float* C, int64_t ldc,
                              Precision precision) {
-  const GemmProblem p = make_problem(op_a, op_b, m, n, k, 1.f, A, lda, B, ldb, 0.f,
-                                     const_cast<float*>(C), ldc, precision, nullptr);
-  if (validate_host(p) != Status::Success) return nullptr;
-  int dev = 0, cc = 0;
-  if (current_device_cc(&dev, &cc) != Status::Success) return nullptr;
-  const KernelDesc* k_desc = pick_auto(p, cc);
-  if (!k_desc) {
-    fail(Status::KernelUnsupported, "no registered kernel can run this problem");
-    return nullptr;
-  }
-  return k_desc->name;
+  return auto_name(make_problem(op_a, op_b, m, n, k, 1.f, A, lda, B, ldb, 0.f,
+                                const_cast<float*>(C), ldc, precision, nullptr));
 }
+
+const char* auto_kernel_name(const GemmDesc& desc) { return auto_name(make_problem(desc, nullptr)); }
 
 }  // namespace gemmlab

@@ -13,6 +13,9 @@ namespace gemmlab {
 
 // (input_bytes(Precision): registry.h)
 
+// The fp32 C of a plain problem (C in place, as gemm()'s float* C), for tests and gemm-bench.
+inline float* c_f32(const GemmProblem& p) { return static_cast<float*>(const_cast<void*>(p.C)); }
+
 // Element count a row-major stored matrix needs: (rows - 1) * ld + cols (0 if empty).
 int64_t stored_elems(int64_t rows, int64_t cols, int64_t ld);
 // Stored rows/cols of A and B for a problem (op(A) is m x k: A is m x k or k x m).

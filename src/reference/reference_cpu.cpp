@@ -63,7 +63,7 @@ void reference_gemm_cpu(const GemmProblem& p, double* out, int threads) {
         const double* br = bt.data() + j * k;
         for (int64_t l = 0; l < k; ++l) acc += ar[l] * br[l];
         double v = static_cast<double>(p.alpha) * acc;
-        if (p.beta != 0.f) v += static_cast<double>(p.beta) * static_cast<double>(p.C[i * p.ldc + j]);
+        if (p.beta != 0.f) v += static_cast<double>(p.beta) * static_cast<double>(static_cast<const float*>(p.C)[i * p.ldc + j]);
         out[i * n + j] = v;
       }
     }

@@ -4,6 +4,7 @@
 // one entry below.
 #include "registry/registry.h"
 
+#include <climits>
 #include <cstdio>
 
 namespace gemmlab {
@@ -92,7 +93,19 @@ const char* kernel_cannot_run(const KernelDesc& k, const GemmProblem& p, int cc)
                   k.min_cc % 10);
     return msg;
   }
+  if (!(k.features & kLargeOperands) && !operands_fit_int32(p))
+    return "A or B spans more than 2^31 elements (the kernel indexes its operands in 32 bits)";
   return k.unsupported ? k.unsupported(p) : nullptr;
+}
+
+int64_t operand_extent(int64_t rows, int64_t cols, int64_t ld) {
+  return rows == 0 || cols == 0 ? 0 : (rows - 1) * ld + cols;
+}
+
+bool operands_fit_int32(const GemmProblem& p) {
+  const bool an = p.op_a == Op::N, bn = p.op_b == Op::N;
+  return operand_extent(an ? p.m : p.k, an ? p.k : p.m, p.lda) <= INT32_MAX &&
+         operand_extent(bn ? p.k : p.n, bn ? p.n : p.k, p.ldb) <= INT32_MAX;
 }
 
 }  // namespace gemmlab

@@ -13,9 +13,13 @@
 
 namespace gemmlab {
 
-// One validated problem, as a kernel's launch function receives it. By the time a kernel sees it:
-// m, n, k >= 1, alpha != 0, every pointer is device memory, leading dimensions are valid, and every
-// matrix's extent ((rows - 1) * ld + cols) and m, n, k fit in int32 (so 32-bit index math is safe).
+// One validated problem, as a kernel's launch function receives it:
+//     D_b = act(alpha * op(A_b) op(B_b) + beta * C_b + bias),  b < batch,  X_b = X + b * stride_x.
+// By the time a kernel sees it: m, n, k >= 1, alpha != 0, batch >= 1, every pointer is device
+// memory, leading dimensions are valid, m, n, k < 2^31. A matrix's extent ((rows - 1) * ld + cols)
+// fits in int32 unless the kernel declares kLargeOperands (A and B) - C and D are always written
+// through the 64-bit Epilogue (gemm_common.cuh). batch > 1 reaches only kernels with kBatched; the
+// API runs the others once per entry. D == C (in place) has C's dtype and leading dimension.
 struct GemmProblem {
   Op op_a = Op::N, op_b = Op::N;
   int64_t m = 0, n = 0, k = 0;
@@ -24,11 +28,39 @@ struct GemmProblem {
   int64_t lda = 0;
   const void* B = nullptr;
   int64_t ldb = 0;
-  float* C = nullptr;
+  const void* C = nullptr;  // read only when beta != 0
   int64_t ldc = 0;
+  DType c_type = DType::F32;
+  void* D = nullptr;  // the output; the old gemm() passes D = C
+  int64_t ldd = 0;
+  DType d_type = DType::F32;
+  const void* bias = nullptr;
+  DType bias_type = DType::F32;
+  Activation act = Activation::None;
   Precision precision = Precision::FP32;
   cudaStream_t stream = nullptr;
+  int64_t batch = 1;
+  int64_t stride_a = 0, stride_b = 0, stride_c = 0, stride_d = 0;
+
+  // The problem of batch entry b alone (batch 1): the operands' pointers moved to that entry.
+  GemmProblem entry(int64_t b) const;
 };
+
+inline int dtype_bytes(DType t) { return t == DType::F32 ? 4 : 2; }
+
+inline GemmProblem GemmProblem::entry(int64_t b) const {
+  GemmProblem q = *this;
+  const auto at = [b](const void* p, int64_t stride, int64_t bytes) -> const void* {
+    return p ? static_cast<const char*>(p) + b * stride * bytes : nullptr;
+  };
+  const int64_t in = (precision == Precision::BF16 || precision == Precision::FP16) ? 2 : 4;
+  q.A = at(A, stride_a, in);
+  q.B = at(B, stride_b, in);
+  q.C = at(C, stride_c, dtype_bytes(c_type));
+  q.D = const_cast<void*>(at(D, stride_d, dtype_bytes(d_type)));
+  q.batch = 1;
+  return q;
+}
 
 // What a launch planner needs to know of the device it plans for. The runtime fills it from the
 // current device (runtime/device_props.h: current_device_desc); CPU tests pass made-up ones.
@@ -44,8 +76,8 @@ enum DtypeMask : unsigned {
   kFP16 = 1u << 3,
 };
 inline unsigned dtype_bit(Precision p) { return 1u << static_cast<int>(p); }
-// Bytes of one stored element of A/B for a precision (4 for fp32/tf32, 2 for bf16/fp16; C is
-// always fp32).
+// Bytes of one stored element of A/B for a precision (4 for fp32/tf32, 2 for bf16/fp16; C and D:
+// dtype_bytes).
 inline int input_bytes(Precision p) {
   return (p == Precision::BF16 || p == Precision::FP16) ? 2 : 4;
 }
@@ -55,6 +87,12 @@ struct LaunchConfig {
   const void* kernel = nullptr;  // the __global__ function
   dim3 grid, block;
   size_t smem_bytes = 0;  // dynamic shared memory
+};
+
+// What a kernel's launch function handles itself, beyond one plain problem (KernelDesc::features).
+enum FeatureMask : unsigned {
+  kBatched = 1u << 0,        // p.batch > 1 in one launch (else the API calls launch per entry)
+  kLargeOperands = 1u << 1,  // A and B extents past 2^31 elements (64-bit operand offsets)
 };
 
 struct KernelDesc {
@@ -77,6 +115,7 @@ struct KernelDesc {
   // kernel that loses on small grids steps back there); nullptr: auto_priority. Only asked when
   // auto_priority > 0.
   int (*auto_priority_for)(const GemmProblem& p) = nullptr;
+  unsigned features = 0;  // FeatureMask bits
 };
 
 // The priority `auto` gives kernel k for problem p (see KernelDesc).
@@ -86,6 +125,11 @@ inline int auto_priority_of(const KernelDesc& k, const GemmProblem& p) {
 
 const std::vector<KernelDesc>& all_kernels();
 const KernelDesc* find_kernel(std::string_view name);
+
+// Elements a row-major rows x cols matrix with leading dimension ld spans (validated sizes: no
+// overflow), and whether A and B of one entry of p fit 32-bit indexing.
+int64_t operand_extent(int64_t rows, int64_t cols, int64_t ld);
+bool operands_fit_int32(const GemmProblem& p);
 
 // nullptr if `k` can run `p` on a device of compute capability `cc` (e.g. 90), else the reason.
 const char* kernel_cannot_run(const KernelDesc& k, const GemmProblem& p, int cc);

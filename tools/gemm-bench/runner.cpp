@@ -149,7 +149,7 @@ cublasStatus_t cublas_gemm(cublasHandle_t h, const GemmProblem& p) {
   return cublasGemmEx(h, p.op_b == Op::N ? CUBLAS_OP_N : CUBLAS_OP_T,
                       p.op_a == Op::N ? CUBLAS_OP_N : CUBLAS_OP_T, static_cast<int>(p.n),
                       static_cast<int>(p.m), static_cast<int>(p.k), &p.alpha, p.B, t,
-                      static_cast<int>(p.ldb), p.A, t, static_cast<int>(p.lda), &p.beta, p.C,
+                      static_cast<int>(p.ldb), p.A, t, static_cast<int>(p.lda), &p.beta, c_f32(p),
                       CUDA_R_32F, static_cast<int>(p.ldc), ct, CUBLAS_GEMM_DEFAULT);
 }
 
@@ -261,7 +261,7 @@ Report run_gpu_bench(const Options& opt, const DeviceInfo& dev) {
             r->status = "error: reference failed: " + ref_err;
             return;
           }
-          gemmlab::fill_nan_device(p.C, s.m * s.n);
+          gemmlab::fill_nan_device(gemmlab::c_f32(p), s.m * s.n);
           cudaError_t e = launch();
           if (e == cudaSuccess) e = cudaDeviceSynchronize();
           if (e == cudaSuccess)
@@ -306,7 +306,7 @@ Report run_gpu_bench(const Options& opt, const DeviceInfo& dev) {
             fill_resources(*k, p, dev, &r);
             auto launch = [&]() -> cudaError_t {
               const gemmlab::Status st = gemmlab::gemm(p.op_a, p.op_b, p.m, p.n, p.k, p.alpha, p.A,
-                                                       p.lda, p.B, p.ldb, p.beta, p.C, p.ldc,
+                                                       p.lda, p.B, p.ldb, p.beta, c_f32(p), p.ldc,
                                                        p.precision, k->name);
               return st == gemmlab::Status::Success ? cudaSuccess : cudaErrorLaunchFailure;
             };
@@ -407,7 +407,7 @@ int run_profile(const Options& opt, const DeviceInfo& dev, const char* argv0) {
   gemmlab::fill_random_device(b.ptr, br * bc, dtype, 2);
   p.A = a.ptr, p.B = b.ptr, p.C = static_cast<float*>(c.ptr);
   auto run = [&]() {
-    return gemmlab::gemm(p.op_a, p.op_b, p.m, p.n, p.k, 1.f, p.A, p.lda, p.B, p.ldb, 0.f, p.C,
+    return gemmlab::gemm(p.op_a, p.op_b, p.m, p.n, p.k, 1.f, p.A, p.lda, p.B, p.ldb, 0.f, gemmlab::c_f32(p),
                          p.ldc, dtype, k->name);
   };
   if (run() != gemmlab::Status::Success) {  // warm-up, outside the range

@@ -1,13 +1,15 @@
 // Building blocks every gemmlab kernel shares: tile scheduling on a 1-D grid, element access to
 // op(A) / op(B) with transposes and bounds, and the alpha/beta epilogue. They live here once.
 //
-// Index width: the API guarantees every matrix extent fits in int32 (registry.h), so 32-bit
-// index arithmetic is safe in kernels; the products row * ld are formed in int for that reason.
+// Index width: A and B extents fit in int32 unless a kernel declares kLargeOperands (registry.h),
+// so operand index arithmetic may be 32-bit; C and D offsets are 64-bit (the Epilogue).
 #pragma once
 
 #include <climits>
 #include <cstdint>
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
 #include "kernels/common/tile_schedule.h"
@@ -61,29 +63,139 @@ __device__ __forceinline__ float at_or_zero(const Operand<T>& x, int r, int c, i
 }
 
 // ---------------------------------------------------------------------------------------------
-// Epilogue: C = alpha * acc + beta * C. beta == 0 must not read C (it may be uninitialized/NaN).
+// Epilogue: D = act(alpha * acc + beta * C + bias), rounded to D's dtype (registry.h's
+// GemmProblem). beta == 0 must not read C (it may be uninitialized/NaN). Offsets r * ld are formed
+// in 64 bits: C and D may span more than 2^31 elements (one IMAD.WIDE per row, nothing per
+// element). `plain` (fp32 D, no bias or activation, and C read in place of D or not at all) keeps
+// the fp32 path below; anything else goes through store_general.
 // ---------------------------------------------------------------------------------------------
+__device__ __forceinline__ float load_as_float(const void* base, DType t, int64_t i) {
+  if (t == DType::F32) return static_cast<const float*>(base)[i];
+  if (t == DType::BF16) return __bfloat162float(static_cast<const __nv_bfloat16*>(base)[i]);
+  return __half2float(static_cast<const __half*>(base)[i]);
+}
+
+__device__ __forceinline__ float activate(float x, Activation a) {
+  switch (a) {
+    case Activation::ReLU: return fmaxf(x, 0.f);
+    case Activation::GeluTanh:
+      return 0.5f * x * (1.f + tanhf(0.7978845608028654f * fmaf(0.044715f * x, x * x, x)));
+    case Activation::GeluErf: return 0.5f * x * (1.f + erff(x * 0.7071067811865476f));
+    case Activation::SiLU: return x / (1.f + expf(-x));
+    default: return x;
+  }
+}
+
 struct Epilogue {
-  float* C;
-  int ldc;
+  void* D;
+  const void* C;
+  const void* bias;  // n values, or null
+  int64_t ldd, ldc;
   float alpha, beta;
   int m, n;
+  DType d_type, c_type, bias_type;
+  Activation act;
+  bool plain;
+
+  __device__ __forceinline__ float* Df() const { return static_cast<float*>(D); }
+
+  // The epilogue of batch entry b (D and C moved by their strides; bias is shared).
+  __device__ __forceinline__ Epilogue entry(int64_t b, int64_t stride_c, int64_t stride_d) const {
+    Epilogue e = *this;
+    e.D = static_cast<char*>(D) + b * stride_d * (d_type == DType::F32 ? 4 : 2);
+    e.C = static_cast<const char*>(C) + b * stride_c * (c_type == DType::F32 ? 4 : 2);
+    return e;
+  }
 
   __device__ __forceinline__ float apply(float acc, const float* c_elem) const {
     return beta == 0.f ? alpha * acc : fmaf(beta, *c_elem, alpha * acc);
   }
+  // The full epilogue of element (r, c) (in bounds) before rounding to D's dtype.
+  __device__ __forceinline__ float value(int r, int c, float acc) const {
+    float x = alpha * acc;
+    if (beta != 0.f) x = fmaf(beta, load_as_float(C, c_type, static_cast<int64_t>(r) * ldc + c), x);
+    if (bias) x += load_as_float(bias, bias_type, c);
+    return activate(x, act);
+  }
+  // N consecutive elements of row r from column c (N = 1, 2, 4), any dtype, bounds-checked: one
+  // vector store where they are in bounds and aligned, else pairs or single elements.
+  template <int N>
+  __device__ __forceinline__ void store_general(int r, int c, float4 a) const {
+    if (r >= m) return;
+    const float acc[4] = {a.x, a.y, a.z, a.w};
+    float v[N];
+#pragma unroll
+    for (int i = 0; i < N; ++i) v[i] = c + i < n ? value(r, c + i, acc[i]) : 0.f;
+    const int64_t off = static_cast<int64_t>(r) * ldd + c;
+    if (d_type == DType::F32) {
+      float* dst = Df() + off;
+      const uintptr_t addr = reinterpret_cast<uintptr_t>(dst);
+      if (N == 4 && c + 3 < n && addr % 16 == 0) {
+        *reinterpret_cast<float4*>(dst) = make_float4(v[0], v[1], v[2], v[N - 1]);
+      } else if (N >= 2 && c + N - 1 < n && addr % 8 == 0) {
+#pragma unroll
+        for (int i = 0; i < N; i += 2)
+          *reinterpret_cast<float2*>(dst + i) = make_float2(v[i], v[(i + 1) % N]);
+      } else {
+#pragma unroll
+        for (int i = 0; i < N; ++i)
+          if (c + i < n) dst[i] = v[i];
+      }
+      return;
+    }
+    // 16-bit D: pairs packed in 32 bits.
+    uint16_t h[N];
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      if (d_type == DType::BF16) {
+        const __nv_bfloat16 x = __float2bfloat16_rn(v[i]);
+        h[i] = *reinterpret_cast<const uint16_t*>(&x);
+      } else {
+        const __half x = __float2half_rn(v[i]);
+        h[i] = *reinterpret_cast<const uint16_t*>(&x);
+      }
+    }
+    uint16_t* dst = static_cast<uint16_t*>(D) + off;
+    const uintptr_t addr = reinterpret_cast<uintptr_t>(dst);
+    if (N == 4 && c + 3 < n && addr % 8 == 0) {
+      *reinterpret_cast<uint2*>(dst) = make_uint2(h[0] | (uint32_t(h[1 % N]) << 16),
+                                                  h[2 % N] | (uint32_t(h[3 % N]) << 16));
+    } else if (N >= 2 && c + N - 1 < n && addr % 4 == 0) {
+#pragma unroll
+      for (int i = 0; i < N; i += 2)
+        reinterpret_cast<uint32_t*>(dst)[i / 2] = h[i] | (uint32_t(h[(i + 1) % N]) << 16);
+    } else {
+#pragma unroll
+      for (int i = 0; i < N; ++i)
+        if (c + i < n) dst[i] = h[i];
+    }
+  }
+
+  // The stores below take the general path out of line (a call) unless kInline: a call keeps
+  // kernels with dozens of unrolled store sites small; a kernel whose few store sites run hot
+  // (wgmma/03's staged epilogue, gemv) inlines it.
+  template <int N, bool kInline>
+  __device__ __forceinline__ void general(int r, int c, float4 a) const;
+
   // One element, bounds-checked.
+  template <bool kInline = false>
   __device__ __forceinline__ void store(int r, int c, float acc) const {
+    if (!plain) return general<1, kInline>(r, c, make_float4(acc, 0.f, 0.f, 0.f));
+    store_plain(r, c, acc);
+  }
+  __device__ __forceinline__ void store_plain(int r, int c, float acc) const {
     if (r < m && c < n) {
-      float* dst = C + r * ldc + c;
+      float* dst = Df() + static_cast<int64_t>(r) * ldd + c;
       *dst = apply(acc, dst);
     }
   }
   // Two consecutive elements of one row (an mma / wgmma accumulator pair); one 8-byte store
   // when in bounds and aligned, else element by element.
+  template <bool kInline = false>
   __device__ __forceinline__ void store2(int r, int c, float x, float y) const {
+    if (!plain) return general<2, kInline>(r, c, make_float4(x, y, 0.f, 0.f));
     if (r >= m) return;
-    float* dst = C + r * ldc + c;
+    float* dst = Df() + static_cast<int64_t>(r) * ldd + c;
     if (c + 1 < n && (reinterpret_cast<uintptr_t>(dst) & 7) == 0) {
       float2 v;
       if (beta == 0.f) {
@@ -94,21 +206,23 @@ struct Epilogue {
       }
       *reinterpret_cast<float2*>(dst) = v;
     } else {
-      store(r, c, x);
-      store(r, c + 1, y);
+      store_plain(r, c, x);
+      store_plain(r, c + 1, y);
     }
   }
   // Four consecutive elements of one row, in bounds or not. In bounds, the widest stores the row
   // segment's alignment allows: one 16-byte store, two 8-byte ones, or 4 + 8 + 4 bytes (an odd
   // ldc puts 3 of 4 rows off 16 bytes: 1025^3 fp32 spent ~3% in element-wise stores).
+  template <bool kInline = false>
   __device__ __forceinline__ void store4(int r, int c, float4 acc) const {
+    if (!plain) return general<4, kInline>(r, c, acc);
     if (r >= m) return;
-    float* dst = C + r * ldc + c;
+    float* dst = Df() + static_cast<int64_t>(r) * ldd + c;
     if (c + 3 >= n) {
-      store(r, c + 0, acc.x);
-      store(r, c + 1, acc.y);
-      store(r, c + 2, acc.z);
-      store(r, c + 3, acc.w);
+      store_plain(r, c + 0, acc.x);
+      store_plain(r, c + 1, acc.y);
+      store_plain(r, c + 2, acc.z);
+      store_plain(r, c + 3, acc.w);
       return;
     }
     float4 v = make_float4(alpha * acc.x, alpha * acc.y, alpha * acc.z, alpha * acc.w);
@@ -143,9 +257,33 @@ struct Epilogue {
   }
 };
 
+template <int N>
+__device__ __noinline__ void epilogue_store_general(const Epilogue ep, int r, int c, float4 a) {
+  ep.store_general<N>(r, c, a);
+}
+
+template <int N, bool kInline>
+__device__ __forceinline__ void Epilogue::general(int r, int c, float4 a) const {
+  if constexpr (kInline) store_general<N>(r, c, a);
+  else epilogue_store_general<N>(*this, r, c, a);
+}
+
+// The fp32 fast path applies: fp32 D, no bias or activation, and C (if read) is D itself.
+inline bool plain_epilogue(const GemmProblem& p) {
+  return p.d_type == DType::F32 && p.bias == nullptr && p.act == Activation::None &&
+         (p.beta == 0.f || (p.C == p.D && p.ldc == p.ldd && p.c_type == DType::F32));
+}
+
 inline Epilogue make_epilogue(const GemmProblem& p) {
-  return {p.C, static_cast<int>(p.ldc), p.alpha, p.beta, static_cast<int>(p.m),
-          static_cast<int>(p.n)};
+  Epilogue e;
+  e.D = p.D, e.C = p.C, e.bias = p.bias;
+  e.ldd = p.ldd, e.ldc = p.ldc;
+  e.alpha = p.alpha, e.beta = p.beta;
+  e.m = static_cast<int>(p.m), e.n = static_cast<int>(p.n);
+  e.d_type = p.d_type, e.c_type = p.c_type, e.bias_type = p.bias_type;
+  e.act = p.act;
+  e.plain = plain_epilogue(p);
+  return e;
 }
 
 }  // namespace gemmlab

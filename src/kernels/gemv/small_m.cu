@@ -140,7 +140,7 @@ __device__ __forceinline__ void finish(const float* buf, const Epilogue& ep, con
       v = __ldcg(p);
       for (int s = 1; s < a.splits; ++s) v += __ldcg(p + static_cast<int64_t>(s) * count);
     }
-    ep.store(i / a.cols, col0 + i % a.cols, v);
+    ep.store<true>(i / a.cols, col0 + i % a.cols, v);
   }
 }
 

@@ -57,8 +57,8 @@ __global__ void __launch_bounds__(kThreads, 2)
     const int s = kb % kStages;
     uint8_t* stage = smem + s * TileT::kBytes;
     mbar_arrive_expect_tx(&full[s], TileT::kBytes);
-    TileT::load_a(&map_a, stage, &full[s], tc.row0, kb * TileT::kBK);
-    TileT::load_b(&map_b, stage, &full[s], tc.col0, kb * TileT::kBK, 0, kBN, 0);
+    TileT::load_a(&map_a, stage, &full[s], tc.row0, kb * TileT::kBK, 0);
+    TileT::load_b(&map_b, stage, &full[s], tc.col0, kb * TileT::kBK, 0);
   };
 
   if (producer) {

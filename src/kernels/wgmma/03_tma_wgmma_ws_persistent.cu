@@ -89,12 +89,28 @@ __device__ __forceinline__ void for_each_segment(int tiles, int num_kb, const St
   }
 }
 
-// Producer: k-blocks [kb0, kb1) of tile tc into the ring.
+// A strided batch: the kernel's tiles run over every entry (entry-major), so a persistent CTA
+// or a stream-k run crosses from one entry into the next like from one tile to the next.
+struct Batch {
+  int count;              // entries
+  int a_step, b_step;     // 1: a / b has an entry per batch entry (3-D map); 0: broadcast
+  int64_t stride_c, stride_d;
+};
+
+// A tile of the whole batch: its entry and its place in that entry's C.
+struct BatchTile {
+  int entry;
+  TileCoord tc;
+};
+
+// Producer: k-blocks [kb0, kb1) of tile bt into the ring.
 template <class TileT>
 __device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                         const CUtensorMap* map_a_edge, const CUtensorMap* map_b_edge,
-                                        uint8_t* smem, Ring& ring, TileCoord tc, int rows, int cols,
-                                        int kb0, int kb1) {
+                                        uint8_t* smem, Ring& ring, BatchTile bt, const Batch& batch,
+                                        int rows, int cols, int kb0, int kb1) {
+  const TileCoord tc = bt.tc;
+  const int za = bt.entry * batch.a_step, zb = bt.entry * batch.b_step;
   const bool edge_a = rows - tc.row0 <= TileT::kEdgeRows;
   const bool edge_b = cols - tc.col0 <= TileT::kEdgeRows;
   const uint32_t bytes = (edge_a ? TileT::kAEdgeBytes : TileT::kABytes) +
@@ -107,10 +123,10 @@ __device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensor
     uint64_t* full = &ring.full[ring.s];
     mbar_arrive_expect_tx(full, bytes);  // OOB zero-fill still counts full boxes
     const int k0 = kb * TileT::kBK;
-    if (edge_a) TileT::load_a_edge(map_a, map_a_edge, stage, full, tc.row0, k0);
-    else TileT::load_a(map_a, stage, full, tc.row0, k0);
-    if (edge_b) TileT::load_b_edge(map_b, map_b_edge, stage, full, tc.col0, k0);
-    else TileT::load_b(map_b, stage, full, tc.col0, k0, 0, kBN, 0);
+    if (edge_a) TileT::load_a_edge(map_a, map_a_edge, stage, full, tc.row0, k0, za);
+    else TileT::load_a(map_a, stage, full, tc.row0, k0, za);
+    if (edge_b) TileT::load_b_edge(map_b, map_b_edge, stage, full, tc.col0, k0, zb);
+    else TileT::load_b(map_b, stage, full, tc.col0, k0, zb);
   }
 }
 
@@ -232,7 +248,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                          const __grid_constant__ CUtensorMap map_b,
                          const __grid_constant__ CUtensorMap map_a_edge,
                          const __grid_constant__ CUtensorMap map_b_edge, Epilogue ep, int k,
-                         int rows, int cols, StreamK sk, SplitWorkspace ws) {
+                         int rows, int cols, Batch batch, StreamK sk, SplitWorkspace ws) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using TileT = Tile<T, kAK, kBK>;
   extern __shared__ uint8_t smem_raw[];
@@ -246,9 +262,12 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   const int wg = threadIdx.x / 128;
   const int num_kb = ceil_div(k, TileT::kBK);
-  const int tiles = ceil_div(rows, kBM) * ceil_div(cols, kBN);
+  const int entry_tiles = ceil_div(rows, kBM) * ceil_div(cols, kBN);
+  const int tiles = entry_tiles * batch.count;
   const auto tile_at = [&](int tile) {
-    return tile_heavy_first(tile, kBM, kBN, rows, cols, kGroupRows);
+    const int entry = tile / entry_tiles;
+    return BatchTile{entry, tile_heavy_first(tile - entry * entry_tiles, kBM, kBN, rows, cols,
+                                             kGroupRows)};
   };
   if (threadIdx.x == 0) {
     prefetch_tensor_map(&map_a);
@@ -267,8 +286,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     setmaxnreg_dec<40>();
     if (threadIdx.x == 0)
       for_each_segment<kHasStreamK<T>>(tiles, num_kb, sk, [&](int tile, int kb0, int kb1) {
-        produce<TileT>(&map_a, &map_b, &map_a_edge, &map_b_edge, smem, ring, tile_at(tile), rows,
-                       cols, kb0, kb1);
+        produce<TileT>(&map_a, &map_b, &map_a_edge, &map_b_edge, smem, ring, tile_at(tile), batch,
+                       rows, cols, kb0, kb1);
       });
     return;
   }
@@ -279,7 +298,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   const uint32_t smem_base = smem_addr(smem);
   float d[kBN / 2];
   for_each_segment<kHasStreamK<T>>(tiles, num_kb, sk, [&](int tile, int kb0, int kb1) {
-    const TileCoord tc = tile_at(tile);
+    const BatchTile bt = tile_at(tile);
+    const TileCoord tc = bt.tc;
     if (tc.row0 + 64 * cw >= rows) return skip(ring, signals, kb0, kb1);
     // A tile with <= 8 valid columns uses m64n8 (d[0..3]; the other accumulators are stale but
     // their columns are past the end, so the epilogue's bounds checks drop them).
@@ -291,7 +311,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (signals) mbar_arrive(&ring.empty[prev]);
     if constexpr (kHasStreamK<T>)
       if (sk.ctas > 0 && !reduce_shared_tile(d, sk, ws, tile, cw, &sk_last[cw])) return;
-    store_tile<TileT, kSwapped>(ep, d, epilogue_buf + cw * (kStagedEpilogueBytes / 4), cw,
+    store_tile<TileT, kSwapped>(ep.entry(bt.entry, batch.stride_c, batch.stride_d), d, epilogue_buf + cw * (kStagedEpilogueBytes / 4), cw,
                                 tc.row0 + 64 * cw, tc.col0);
   });
 #endif
@@ -309,7 +329,7 @@ cudaError_t by_swap(bool swapped, F&& f) {
 // The plan of a problem whose kernel operands are rows x k and cols x k (rows x cols swapped).
 wgmma_plan::PersistentPlan plan_of(const GemmProblem& p, bool swapped) {
   const int64_t rows = swapped ? p.n : p.m, cols = swapped ? p.m : p.n;
-  return wgmma_plan::plan_persistent(rows, cols, p.k, p.precision, current_device_desc());
+  return wgmma_plan::plan_persistent(rows, cols, p.k, p.precision, current_device_desc(), p.batch);
 }
 
 LaunchConfig config(const GemmProblem& p) {
@@ -335,7 +355,7 @@ cudaError_t stream_k_scratch(wgmma_plan::PersistentPlan* pl, int sms, cudaStream
                              SplitWorkspace* ws) {
   *ws = SplitWorkspace{nullptr, nullptr, 0};
   if (pl->sk.ctas == 0) return cudaSuccess;
-  const int tiles = pl->grid.m_tiles * pl->grid.n_tiles;
+  const int tiles = pl->tiles;
   const size_t floats = static_cast<size_t>(tiles) * 2 * kMaxContrib * kPartialFloats;
   void* buf = nullptr;
   const cudaError_t e =
@@ -370,9 +390,11 @@ cudaError_t launch_typed(const GemmProblem& p, const PreparedOperands& ops) {
   SplitWorkspace ws;
   e = stream_k_scratch(&pl, device_sm_count(), p.stream, &ws);
   if (e != cudaSuccess) return e;
+  const Batch batch{static_cast<int>(p.batch), ops.a.batched() ? 1 : 0, ops.b.batched() ? 1 : 0,
+                    p.stride_c, p.stride_d};
   e = launch_kernel(kern, dim3(static_cast<unsigned>(pl.ctas)), kThreads, smem, p.stream, map_a,
                     map_b, map_a_edge, map_b_edge, make_epilogue(p), static_cast<int>(p.k),
-                    static_cast<int>(ops.a.mn), static_cast<int>(ops.b.mn), pl.sk, ws);
+                    static_cast<int>(ops.a.mn), static_cast<int>(ops.b.mn), batch, pl.sk, ws);
   const cudaError_t ef = workspace_free(ws.partials, p.stream);  // after the kernel
   return e != cudaSuccess ? e : ef;
 }
@@ -393,6 +415,12 @@ int auto_priority(const GemmProblem& p) {
   return wgmma_plan::auto_priority(p, current_device_desc());
 }
 
+// The tiles of the whole batch are counted in int.
+const char* unsupported(const GemmProblem& p) {
+  const int64_t tiles = ((p.m + kBM - 1) / kBM) * ((p.n + kBN - 1) / kBN) * p.batch;
+  return tiles > INT32_MAX / 2 ? "more than 2^30 tiles in the whole batch" : nullptr;
+}
+
 }  // namespace
 
 extern const KernelDesc kWgmmaWarpSpecializedPersistent = {
@@ -405,10 +433,11 @@ extern const KernelDesc kWgmmaWarpSpecializedPersistent = {
     .dtypes = kBF16 | kFP16 | kTF32,
     .min_cc = 90,
     .auto_priority = 200,
-    .unsupported = nullptr,
+    .unsupported = unsupported,
     .launch = launch,
     .config = config,
     .auto_priority_for = auto_priority,
+    .features = kBatched | kLargeOperands,
 };
 
 }  // namespace gemmlab

@@ -112,8 +112,8 @@ __device__ __forceinline__ void store_fragment_staged(const Epilogue& ep, const 
       const int r = i * 8 + lane / 16, q = lane % 16;
       const int swz4 = kTransposed ? kUnit / 4 * ((r >> 1) & 3) : 2 * (r % 4);
       const float4 v = *reinterpret_cast<const float4*>(&buf[r * 64 + 4 * (q ^ swz4)]);
-      if constexpr (kTransposed) ep.store4(col0 + 64 * chunk + r, row0 + 4 * q, v);
-      else ep.store4(row0 + r, col0 + 64 * chunk + 4 * q, v);
+      if constexpr (kTransposed) ep.store4<true>(col0 + 64 * chunk + r, row0 + 4 * q, v);
+      else ep.store4<true>(row0 + r, col0 + 64 * chunk + 4 * q, v);
     }
   }
   warpgroup_bar(wg_bar);  // the buffer is free for the next tile

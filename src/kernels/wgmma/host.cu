@@ -45,14 +45,17 @@ struct Plan {
 // force_k_major: the operand must end up K-major (tf32 B, or any tf32 operand without the
 // register-A path), transposing it while packing if it is stored MN-major. pad_rows: pack an
 // MN-major operand whose rows are 16-byte but not 128-byte aligned (see worth_padding).
+// batch/stride: the operand's batch entries (stride 0: one matrix for all of them).
 Plan plan_operand(const void* ptr, int64_t ld, bool k_major, int64_t mn, int64_t k, Precision prec,
-                  bool force_k_major, bool pad_rows) {
+                  bool force_k_major, bool pad_rows, int64_t batch, int64_t stride) {
   Plan pl;
   const int64_t eb = input_bytes(prec);
-  pl.in_place = {ptr, ld, mn, k, k_major};
+  pl.in_place = {ptr, ld, mn, k, k_major, batch, stride};
   pl.stored_rows = k_major ? mn : k;
   pl.stored_cols = k_major ? k : mn;
-  const bool aligned = reinterpret_cast<uintptr_t>(ptr) % 16 == 0 && (ld * eb) % 16 == 0;
+  const bool batched = pl.in_place.batched();
+  const bool aligned = reinterpret_cast<uintptr_t>(ptr) % 16 == 0 && (ld * eb) % 16 == 0 &&
+                       (!batched || (stride * eb) % 16 == 0);
   const bool lines = reinterpret_cast<uintptr_t>(ptr) % 128 == 0 && (ld * eb) % 128 == 0;
   if (aligned && (k_major || !force_k_major) && (k_major || lines || !pad_rows)) return pl;
   pl.pack = true;
@@ -66,15 +69,23 @@ Plan plan_operand(const void* ptr, int64_t ld, bool k_major, int64_t mn, int64_t
   const int64_t ld128 = (out_cols + per_line - 1) / per_line * per_line;
   const int64_t ld16 = (out_cols + per16 - 1) / per16 * per16;
   const int64_t out_ld = ld128 <= 2 * ld16 ? ld128 : ld16;
-  pl.packed = {nullptr, out_ld, mn, k, out_k_major};
-  pl.bytes = (out_rows * out_ld * eb + 255) / 256 * 256;
+  const int64_t entry_bytes = (out_rows * out_ld * eb + 255) / 256 * 256;
+  pl.packed = {nullptr, out_ld, mn, k, out_k_major, batch, batched ? entry_bytes / eb : 0};
+  pl.bytes = entry_bytes * (batched ? batch : 1);
   return pl;
 }
 
 cudaError_t run_pack(const Plan& pl, Precision prec, cudaStream_t s) {
-  return copy_matrix(pl.in_place.ptr, pl.in_place.ld, const_cast<void*>(pl.packed.ptr),
-                     pl.packed.ld, pl.stored_rows, pl.stored_cols,
-                     input_bytes(prec), pl.transpose, s);
+  const int64_t eb = input_bytes(prec);
+  const int64_t entries = pl.in_place.batched() ? pl.in_place.batch : 1;
+  for (int64_t b = 0; b < entries; ++b) {
+    const cudaError_t e = copy_matrix(
+        static_cast<const char*>(pl.in_place.ptr) + b * pl.in_place.stride * eb, pl.in_place.ld,
+        static_cast<char*>(const_cast<void*>(pl.packed.ptr)) + b * pl.packed.stride * eb,
+        pl.packed.ld, pl.stored_rows, pl.stored_cols, static_cast<int>(eb), pl.transpose, s);
+    if (e != cudaSuccess) return e;
+  }
+  return cudaSuccess;
 }
 
 // How A and B are laid out for the kernel. tf32 wgmma reads only K-major operands from shared
@@ -115,11 +126,11 @@ bool worth_padding(const GemmProblem& p, int64_t rows, int64_t cols) {
 
 Plan plan_a(const GemmProblem& p, const Layout& l) {
   return plan_operand(p.A, p.lda, p.op_a == Op::N, p.m, p.k, p.precision, l.force_a,
-                      worth_padding(p, p.k, p.m));
+                      worth_padding(p, p.k, p.m), p.batch, p.stride_a);
 }
 Plan plan_b(const GemmProblem& p, const Layout& l) {
   return plan_operand(p.B, p.ldb, p.op_b == Op::T, p.n, p.k, p.precision, l.force_b,
-                      worth_padding(p, p.k, p.n));
+                      worth_padding(p, p.k, p.n), p.batch, p.stride_b);
 }
 
 }  // namespace
@@ -182,8 +193,8 @@ cudaError_t make_tensor_map(CUtensorMap* map, const TmaOperand& x, Precision pre
                                    : prec == Precision::FP16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
                                                              : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
   const cuuint32_t k_box = static_cast<cuuint32_t>(128 / eb);  // one 128-byte swizzle row of K
-  cuuint64_t dims[2], strides[1] = {static_cast<cuuint64_t>(x.ld * eb)};
-  cuuint32_t box[2], elem_strides[2] = {1, 1};
+  cuuint64_t dims[3], strides[2];
+  cuuint32_t box[3], elem_strides[3] = {1, 1, 1};
   if (x.k_major) {
     dims[0] = x.k, dims[1] = x.mn;
     box[0] = k_box, box[1] = static_cast<cuuint32_t>(box_rows);
@@ -191,7 +202,12 @@ cudaError_t make_tensor_map(CUtensorMap* map, const TmaOperand& x, Precision pre
     dims[0] = x.mn, dims[1] = x.k;
     box[0] = k_box, box[1] = k_box;  // 128 bytes of M/N by one stage of K
   }
-  const CUresult r = encode(map, type, 2, const_cast<void*>(x.ptr), dims, strides, box,
+  strides[0] = static_cast<cuuint64_t>(x.ld * eb);
+  // One entry: the batch dimension has extent 1 (its stride only has to be valid).
+  dims[2] = x.batched() ? x.batch : 1;
+  strides[1] = x.batched() ? static_cast<cuuint64_t>(x.stride * eb) : strides[0] * dims[1];
+  box[2] = 1;
+  const CUresult r = encode(map, type, 3, const_cast<void*>(x.ptr), dims, strides, box,
                             elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
                             CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);

@@ -19,11 +19,15 @@ namespace sm90 {
 
 // One operand as a kernel reads it: stored row-major with leading dimension ld (elements); the
 // contiguous dimension is K (k_major) or M/N. mn and k are the logical extents.
+// batch > 1 with stride > 0: a batch of such matrices, entry b at ptr + b * stride (elements);
+// stride 0 (or batch 1): one matrix, shared by every entry.
 struct TmaOperand {
   const void* ptr = nullptr;
   int64_t ld = 0;
   int64_t mn = 0, k = 0;
   bool k_major = true;
+  int64_t batch = 1, stride = 0;
+  bool batched() const { return batch > 1 && stride > 0; }
 };
 
 // The operands a kernel multiplies. Normally a = op(A) (m x k) and b = op(B)^T (n x k). When
@@ -42,7 +46,8 @@ struct KernelLayout {
 
 // Makes A and B of `p` readable by TMA: an operand whose base is 16-byte aligned and whose row
 // pitch is a multiple of 16 bytes is used in place; any other operand is packed on p.stream into
-// a workspace with rows padded to 128 bytes (4097 -> 4160 bf16). 16-bit operands keep their
+// a workspace with rows padded to 128 bytes (4097 -> 4160 bf16), and so is a batch whose entries
+// are not 16 bytes apart (each entry packed; a broadcast operand once). 16-bit operands keep their
 // majorness (wgmma transposes them for free). tf32: wgmma reads B only K-major; with
 // tf32_register_a (the kernel loads an MN-major A into registers) an NN problem is swapped rather
 // than transposed and only TN transposes B; without it every MN-major tf32 operand is transposed
@@ -52,8 +57,9 @@ KernelLayout kernel_layout(const GemmProblem& p, bool tf32_register_a);
 // Frees the workspace after the kernel (stream-ordered, so call it right after the launch).
 cudaError_t release_operands(const GemmProblem& p, PreparedOperands* ops);
 
-// A tensor map of `x` with 128-byte swizzle whose box is one stage's slice: K-major, 128 bytes of
-// K by `box_rows` rows of M/N; MN-major, 64 elements of M/N by 128 bytes' worth of K rows.
+// A 3-D tensor map of `x` (its two dimensions and its batch entries; one entry unless
+// x.batched()) with 128-byte swizzle whose box is one stage's slice of one entry: K-major, 128
+// bytes of K by `box_rows` rows of M/N; MN-major, 64 elements of M/N by 128 bytes' worth of K rows.
 cudaError_t make_tensor_map(CUtensorMap* map, const TmaOperand& x, Precision prec, int box_rows);
 
 // True when A or B would have to be packed (for reports).

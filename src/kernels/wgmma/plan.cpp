@@ -36,10 +36,11 @@ bool half_precision(Precision p) { return p == Precision::BF16 || p == Precision
 }  // namespace
 
 PersistentPlan plan_persistent(int64_t rows, int64_t cols, int64_t k, Precision p,
-                               const DeviceDesc& dev) {
+                               const DeviceDesc& dev, int64_t batch) {
   PersistentPlan pl{};
   pl.grid = tile_grid(rows, cols, kBM, kBN);
-  const int tiles = pl.grid.m_tiles * pl.grid.n_tiles;
+  const int tiles = static_cast<int>(static_cast<int64_t>(pl.grid.m_tiles) * pl.grid.n_tiles * batch);
+  pl.tiles = tiles;
   pl.sk = plan_stream_k(half_precision(p), tiles, k, k_blocks_of(k, p), dev.sms);
   pl.ctas = pl.sk.ctas > 0 ? pl.sk.ctas : std::min(tiles, dev.sms);
   return pl;
@@ -49,7 +50,7 @@ PersistentPlan plan_persistent(int64_t rows, int64_t cols, int64_t k, Precision 
 // vs 119 TFLOP/s, 1408^3 277 vs 255; but 1536^3 281 vs 311). tf32 keeps wgmma/03 everywhere.
 int auto_priority(const GemmProblem& p, const DeviceDesc& dev) {
   if (half_precision(p.precision)) {
-    const int64_t tiles = ((p.m + kBM - 1) / kBM) * ((p.n + kBN - 1) / kBN);
+    const int64_t tiles = ((p.m + kBM - 1) / kBM) * ((p.n + kBN - 1) / kBN) * p.batch;
     if (2 * tiles <= dev.sms &&
         plan_stream_k(true, static_cast<int>(tiles), p.k, k_blocks_of(p.k, p.precision), dev.sms)
                 .ctas == 0)

@@ -24,13 +24,15 @@ int k_blocks_of(int64_t k, Precision p);
 bool stream_k_pays(int64_t tiles, int64_t k, int ctas);
 
 struct PersistentPlan {
-  TileGrid grid;  // tiles of the kernel's rows x cols (n x m when it runs swapped)
+  TileGrid grid;  // tiles of the kernel's rows x cols (n x m when it runs swapped), one entry
+  int tiles;      // tiles of the whole batch: grid's times the entries
   int ctas;       // the persistent grid: one CTA per SM at most, or the stream-k runs
   StreamK sk;     // sk.ctas == 0: one tile at a time per CTA
 };
-// rows x cols: the kernel's a x b; half: 16-bit inputs (only those run stream-k).
+// rows x cols: the kernel's a x b, `batch` entries of it (their tiles form one sequence);
+// only 16-bit inputs run stream-k.
 PersistentPlan plan_persistent(int64_t rows, int64_t cols, int64_t k, Precision p,
-                               const DeviceDesc& dev);
+                               const DeviceDesc& dev, int64_t batch = 1);
 
 // `auto` priority of wgmma/03 for p: below wgmma/02's (100) for 16-bit problems whose 128 x 256
 // tiles keep at most half the SMs busy and that are too shallow for stream-k; else 200.

@@ -76,32 +76,18 @@ __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// TMA: one 2-D box of a tensor map into shared memory; completion is counted in bytes on `bar`.
-// Out-of-range parts of the box are filled with zeros (and still counted), which is what makes
-// M, N and K edges free. coord0 is the contiguous dimension.
+// TMA: one box of a 3-D tensor map (the operand's two dimensions and its batch entry) into shared
+// memory; completion is counted in bytes on `bar`. Out-of-range parts of the box are filled with
+// zeros (and still counted), which is what makes M, N and K edges free. coord0 is the contiguous
+// dimension, z the batch entry (0 for one matrix, or a broadcast operand).
 // ---------------------------------------------------------------------------------------------
-__device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, uint64_t* bar,
-                                            int coord0, int coord1) {
+__device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, uint64_t* bar,
+                                            int coord0, int coord1, int z) {
 #ifdef GEMMLAB_SM90A
   asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-      " [%0], [%1, {%3, %4}], [%2];\n" ::"r"(smem_addr(dst)),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_addr(bar)), "r"(coord0), "r"(coord1)
-      : "memory");
-#endif
-}
-
-// The same box written to the same offset in every CTA of `cta_mask` (cluster ranks), each of
-// whose barrier at `bar`'s offset is credited with the bytes.
-__device__ __forceinline__ void tma_load_2d_multicast(void* dst, const CUtensorMap* map,
-                                                      uint64_t* bar, int coord0, int coord1,
-                                                      uint16_t cta_mask) {
-#ifdef GEMMLAB_SM90A
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
-      " [%0], [%1, {%3, %4}], [%2], %5;\n" ::"r"(smem_addr(dst)),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_addr(bar)), "r"(coord0), "r"(coord1),
-      "h"(cta_mask)
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+      " [%0], [%1, {%3, %4, %5}], [%2];\n" ::"r"(smem_addr(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_addr(bar)), "r"(coord0), "r"(coord1), "r"(z)
       : "memory");
 #endif
 }

@@ -37,33 +37,29 @@ struct StageTile {
   static constexpr int kMNChunk = 128 / static_cast<int>(sizeof(T));  // MN-major chunk width
   static constexpr int kChunkBytes = kBK * 128;                        // and its bytes
 
-  // TMA boxes (host side builds the maps to match): K-major {kBK, rows}, MN-major {64, kBK}.
+  // TMA boxes (host side builds the maps to match): K-major {kBK, rows}, MN-major {64, kBK}; z is
+  // the batch entry (the maps are 3-D: make_tensor_map).
   // A: rows [m0, m0 + kBM) of op(A), K [k0, k0 + kBK).
   __device__ static void load_a(const CUtensorMap* map, uint8_t* stage, uint64_t* bar, int m0,
-                                int k0) {
+                                int k0, int z) {
     if constexpr (kAKMajor) {
-      tma_load_2d(stage, map, bar, k0, m0);
+      tma_load_3d(stage, map, bar, k0, m0, z);
     } else {
 #pragma unroll
       for (int c = 0; c < kBM / kMNChunk; ++c)
-        tma_load_2d(stage + c * kChunkBytes, map, bar, m0 + kMNChunk * c, k0);
+        tma_load_3d(stage + c * kChunkBytes, map, bar, m0 + kMNChunk * c, k0, z);
     }
   }
-  // B: columns [n0 + first, n0 + first + count) of op(B) (first, count multiples of 64), K [k0, ...).
-  // The whole tile is first = 0, count = kBN; a cluster splits it between its CTAs.
+  // B: columns [n0, n0 + kBN) of op(B), K [k0, k0 + kBK).
   __device__ static void load_b(const CUtensorMap* map, uint8_t* stage, uint64_t* bar, int n0,
-                                int k0, int first, int count, uint16_t mcast_mask) {
+                                int k0, int z) {
     uint8_t* b = stage + kABytes;
     if constexpr (kBKMajor) {
-      if (mcast_mask) tma_load_2d_multicast(b + first * 128, map, bar, k0, n0 + first, mcast_mask);
-      else tma_load_2d(b + first * 128, map, bar, k0, n0 + first);
+      tma_load_3d(b, map, bar, k0, n0, z);
     } else {
-      for (int c = first / kMNChunk; c < (first + count) / kMNChunk; ++c) {
-        if (mcast_mask)
-          tma_load_2d_multicast(b + c * kChunkBytes, map, bar, n0 + kMNChunk * c, k0, mcast_mask);
-        else
-          tma_load_2d(b + c * kChunkBytes, map, bar, n0 + kMNChunk * c, k0);
-      }
+#pragma unroll
+      for (int c = 0; c < kBN / kMNChunk; ++c)
+        tma_load_3d(b + c * kChunkBytes, map, bar, n0 + kMNChunk * c, k0, z);
     }
   }
 
@@ -76,14 +72,14 @@ struct StageTile {
   static constexpr int kAEdgeBytes = kAKMajor ? kEdgeRows * 128 : kChunkBytes;
   static constexpr int kBEdgeBytes = kBKMajor ? kEdgeRows * 128 : kChunkBytes;
   __device__ static void load_a_edge(const CUtensorMap* map, const CUtensorMap* map_edge,
-                                     uint8_t* stage, uint64_t* bar, int m0, int k0) {
-    if constexpr (kAKMajor) tma_load_2d(stage, map_edge, bar, k0, m0);
-    else tma_load_2d(stage, map, bar, m0, k0);
+                                     uint8_t* stage, uint64_t* bar, int m0, int k0, int z) {
+    if constexpr (kAKMajor) tma_load_3d(stage, map_edge, bar, k0, m0, z);
+    else tma_load_3d(stage, map, bar, m0, k0, z);
   }
   __device__ static void load_b_edge(const CUtensorMap* map, const CUtensorMap* map_edge,
-                                     uint8_t* stage, uint64_t* bar, int n0, int k0) {
-    if constexpr (kBKMajor) tma_load_2d(stage + kABytes, map_edge, bar, k0, n0);
-    else tma_load_2d(stage + kABytes, map, bar, n0, k0);
+                                     uint8_t* stage, uint64_t* bar, int n0, int k0, int z) {
+    if constexpr (kBKMajor) tma_load_3d(stage + kABytes, map_edge, bar, k0, n0, z);
+    else tma_load_3d(stage + kABytes, map, bar, n0, k0, z);
   }
 
   // d (64 x kBN) += A rows [64 wg, 64 wg + 64) x B over the stage's kBK. scale_d = 0 on the first
