@@ -66,8 +66,9 @@ bool span_bytes(const Matrix& x, int64_t batch, int64_t* bytes) {
 }
 
 // Checks that need no device: enums, sizes, leading dimensions, size limits, null pointers,
-// alignment, the epilogue's dtypes and the batch layout.
-Status validate_host(const GemmProblem& p) {
+// alignment, the epilogue's dtypes and the batch layout. plain_call: the old gemm(), whose output
+// the caller knows as C (so the messages say C).
+Status validate_host(const GemmProblem& p, bool plain_call = false) {
   if (!valid_op(p.op_a) || !valid_op(p.op_b))
     return fail(Status::InvalidValue, "op_a/op_b must be Op::N or Op::T");
   if (!valid_precision(p.precision)) return fail(Status::InvalidValue, "unknown precision");
@@ -96,10 +97,11 @@ Status validate_host(const GemmProblem& p) {
   const int64_t in_bytes = input_bytes(p.precision);
   const Matrix mats[] = {{"A", a, p.lda, p.stride_a, p.A, in_bytes, product},
                          {"B", b, p.ldb, p.stride_b, p.B, in_bytes, product},
-                         {"C", c, p.ldc, p.stride_c, p.C, dtype_bytes(p.c_type), any && p.beta != 0.f},
-                         {"D", c, p.ldd, p.stride_d, p.D, dtype_bytes(p.d_type), any}};
+                         {"C", c, p.ldc, p.stride_c, p.C, dtype_bytes(p.c_type),
+                          any && p.beta != 0.f && !plain_call},
+                         {plain_call ? "C" : "D", c, p.ldd, p.stride_d, p.D, dtype_bytes(p.d_type), any}};
   for (const Matrix& x : mats) {
-    if (x.name[0] == 'C' && !x.used) continue;  // C's ld is not looked at when C is not read
+    if (&x == &mats[2] && !x.used) continue;  // C's ld is not looked at when C is not read
     // Like BLAS, the leading dimension must be at least the row length, and at least 1.
     const int64_t need = x.s.cols > 0 ? x.s.cols : 1;
     if (x.ld < need)
@@ -235,13 +237,13 @@ cudaError_t launch_all(const KernelDesc& k, const GemmProblem& p) {
 }
 
 // The checked problem p on `kernel` ("auto" or a name).
-Status run(const GemmProblem& p, const char* kernel) {
+Status run(const GemmProblem& p, const char* kernel, bool plain_call) {
   if (kernel == nullptr) return fail(Status::InvalidValue, "kernel name is null (use \"auto\")");
   const bool is_auto = std::strcmp(kernel, "auto") == 0;
   const KernelDesc* chosen = is_auto ? nullptr : find_kernel(kernel);
   if (!is_auto && !chosen)
     return fail(Status::UnknownKernel, "no kernel named '%s' (gemm-bench --list shows them)", kernel);
-  if (Status s = validate_host(p); s != Status::Success) return s;
+  if (Status s = validate_host(p, plain_call); s != Status::Success) return s;
   if (p.m == 0 || p.n == 0 || p.batch == 0) return ok();
 
   const bool product = p.k > 0 && p.alpha != 0.f;
@@ -413,11 +415,11 @@ Status gemm(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, float alpha, cons
   // The plain call's C is its output, so it must be there even when beta == 0.
   if (m > 0 && n > 0 && C == nullptr) return fail(Status::NullPointer, "C is null");
   return run(make_problem(op_a, op_b, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, precision, stream),
-             kernel);
+             kernel, /*plain_call=*/true);
 }
 
 Status gemm(const GemmDesc& desc, const char* kernel, cudaStream_t stream) {
-  return run(make_problem(desc, stream), kernel);
+  return run(make_problem(desc, stream), kernel, /*plain_call=*/false);
 }
 
 const char* auto_kernel_name(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, const void* A,

@@ -95,7 +95,15 @@ const char* kernel_cannot_run(const KernelDesc& k, const GemmProblem& p, int cc)
   }
   if (!(k.features & kLargeOperands) && !operands_fit_int32(p))
     return "A or B spans more than 2^31 elements (the kernel indexes its operands in 32 bits)";
-  return k.unsupported ? k.unsupported(p) : nullptr;
+  if (!k.unsupported) return nullptr;
+  if (p.batch > 1 && !(k.features & kBatched)) {
+    // Run entry by entry: each entry's addresses must suit the kernel. Alignment repeats with
+    // the entry index with a period of at most 128 (byte offsets b * stride modulo 128).
+    for (int64_t b = 0; b < p.batch && b < 128; ++b)
+      if (const char* why = k.unsupported(p.entry(b))) return why;
+    return nullptr;
+  }
+  return k.unsupported(p);
 }
 
 int64_t operand_extent(int64_t rows, int64_t cols, int64_t ld) {

@@ -314,7 +314,10 @@ gemv_plan::Plan plan_of(const GemmProblem& p, bool scratch) {
 }
 
 const char* unsupported(const GemmProblem& p) {
-  return p.m > gemv_plan::kMaxM ? "needs m <= 8 (a GEMV-class kernel)" : nullptr;
+  if (p.m > gemv_plan::kMaxM) return "needs m <= 8 (a GEMV-class kernel)";
+  // Operand offsets are 64-bit; the leading dimensions travel as int.
+  if (p.lda > INT32_MAX || p.ldb > INT32_MAX) return "needs lda, ldb < 2^31";
+  return nullptr;
 }
 
 LaunchConfig config(const GemmProblem& p) {
@@ -375,6 +378,7 @@ extern const KernelDesc kGemvSmallM = {
     .launch = launch,
     .config = config,
     .auto_priority_for = auto_priority,
+    .features = kLargeOperands,
 };
 
 }  // namespace gemmlab

@@ -31,7 +31,7 @@ namespace strips {
 // op(X) element (l, k) where l runs along the long / thin side: stored with k contiguous
 // (x[l * ld + k]) or with l contiguous (x[k * ld + l]).
 __device__ __forceinline__ const float* elem(const float* x, int ld, bool k_contig, int l, int k) {
-  return k_contig ? x + l * ld + k : x + k * ld + l;
+  return k_contig ? x + static_cast<int64_t>(l) * ld + k : x + static_cast<int64_t>(k) * ld + l;
 }
 
 // Strip block `idx` (0-based among the strip blocks). smem: kSmemBytes, 16-byte aligned.
