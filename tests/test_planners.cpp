@@ -221,6 +221,7 @@ TEST(WgmmaPlan, PersistentGridAndStreamK) {
                                         << precision_name(p) << " sms=" << dev.sms);
         const wgmma_plan::PersistentPlan pl = wgmma_plan::plan_persistent(d.m, d.n, d.k, p, dev);
         const int tiles = pl.grid.m_tiles * pl.grid.n_tiles;
+        EXPECT_EQ(pl.tiles, tiles);
         EXPECT_LE(pl.ctas, dev.sms);
         EXPECT_GE(pl.ctas, 1);
         if (pl.sk.ctas == 0) {
@@ -246,6 +247,53 @@ TEST(WgmmaPlan, SmallDeepGridsRunStreamK) {
   EXPECT_EQ(wgmma_plan::plan_persistent(4096, 4096, 4096, Precision::BF16, kH100).sk.ctas, 0);
   EXPECT_FALSE(wgmma_plan::stream_k_pays(200, 4096, 132));
   EXPECT_TRUE(wgmma_plan::stream_k_pays(32, 4096, 132));
+}
+
+// A strided batch is one sequence of tiles, entry after entry: its tiles count every entry, and a
+// batch of small deep problems runs stream-k across the entries.
+TEST(WgmmaPlan, BatchesAreOneSequenceOfTiles) {
+  // 64 x 512^3: 8 tiles an entry, 512 in all: every SM busy, no stream-k.
+  const auto big = wgmma_plan::plan_persistent(512, 512, 512, Precision::BF16, kH100, 64);
+  EXPECT_EQ(big.tiles, 512);
+  EXPECT_EQ(big.ctas, kH100.sms);
+  EXPECT_EQ(big.sk.ctas, 0);
+  // 32 x (128 x 128 x 4096): one tile an entry, 64 k-blocks deep -> stream-k over the 32 tiles.
+  const auto deep = wgmma_plan::plan_persistent(128, 128, 4096, Precision::BF16, kH100, 32);
+  EXPECT_EQ(deep.tiles, 32);
+  EXPECT_GT(deep.sk.ctas, 32);
+  EXPECT_LE(deep.sk.ctas, kH100.sms);
+  EXPECT_EQ(deep.sk.tiles, 32);
+  EXPECT_GE(deep.sk.iters, 4);
+  // A batch of one is the plain plan.
+  const auto one = wgmma_plan::plan_persistent(1024, 1024, 4096, Precision::BF16, kH100, 1);
+  EXPECT_EQ(one.ctas, 128);
+  // The auto priority sees the whole batch: 32 small deep entries keep wgmma/03 first.
+  GemmProblem p = problem({128, 128, 4096});
+  p.precision = Precision::BF16, p.batch = 32;
+  EXPECT_EQ(wgmma_plan::auto_priority(p, kH100), 200);
+}
+
+// GemmProblem::entry moves each operand by its own stride in its own element size, and a stride
+// of 0 (broadcast) leaves it in place.
+TEST(GemmProblemEntry, MovesEachOperandByItsStride) {
+  GemmProblem p;
+  p.precision = Precision::BF16, p.batch = 4;
+  p.A = reinterpret_cast<const void*>(uintptr_t{1} << 20);
+  p.B = reinterpret_cast<const void*>(uintptr_t{2} << 20);
+  p.C = reinterpret_cast<const void*>(uintptr_t{3} << 20);
+  p.D = reinterpret_cast<void*>(uintptr_t{4} << 20);
+  p.c_type = DType::F32, p.d_type = DType::F16;
+  p.stride_a = 100, p.stride_b = 0, p.stride_c = 7, p.stride_d = 9;
+  const GemmProblem q = p.entry(3);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(q.A), (uintptr_t{1} << 20) + 3 * 100 * 2);
+  EXPECT_EQ(q.B, p.B);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(q.C), (uintptr_t{3} << 20) + 3 * 7 * 4);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(q.D), (uintptr_t{4} << 20) + 3 * 9 * 2);
+  EXPECT_EQ(q.batch, 1);
+  p.precision = Precision::FP32;  // 4-byte inputs
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(p.entry(2).A), (uintptr_t{1} << 20) + 2 * 100 * 4);
+  p.C = nullptr;  // no C stays no C
+  EXPECT_EQ(p.entry(2).C, nullptr);
 }
 
 TEST(WgmmaPlan, AutoPriorityStepsBackOnSmallShallow16BitGrids) {
