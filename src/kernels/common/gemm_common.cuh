@@ -194,6 +194,9 @@ struct Epilogue {
   template <bool kInline = false>
   __device__ __forceinline__ void store2(int r, int c, float x, float y) const {
     if (!plain) return general<2, kInline>(r, c, make_float4(x, y, 0.f, 0.f));
+    store2_plain(r, c, x, y);
+  }
+  __device__ __forceinline__ void store2_plain(int r, int c, float x, float y) const {
     if (r >= m) return;
     float* dst = Df() + static_cast<int64_t>(r) * ldd + c;
     if (c + 1 < n && (reinterpret_cast<uintptr_t>(dst) & 7) == 0) {
@@ -216,6 +219,9 @@ struct Epilogue {
   template <bool kInline = false>
   __device__ __forceinline__ void store4(int r, int c, float4 acc) const {
     if (!plain) return general<4, kInline>(r, c, acc);
+    store4_plain(r, c, acc);
+  }
+  __device__ __forceinline__ void store4_plain(int r, int c, float4 acc) const {
     if (r >= m) return;
     float* dst = Df() + static_cast<int64_t>(r) * ldd + c;
     if (c + 3 >= n) {

@@ -219,17 +219,35 @@ __device__ __forceinline__ void warp_mma(float (&acc)[kMT][kNT][4], const uint32
 // float2 (one 32-byte sector per row per warp instruction) by Epilogue::store2.
 // ---------------------------------------------------------------------------------------------
 
+// The general epilogue (bias, activation, 16-bit D) of the warp tile in one call (the
+// accumulators go to local memory once instead of being saved around a call per pair).
+template <int kMT, int kNT>
+__device__ __noinline__ void store_warp_acc_general(const Epilogue ep,
+                                                    const float (&acc)[kMT][kNT][4], int row0,
+                                                    int col0, int lane) {
+  const int g = lane / 4, t = lane % 4;
+#pragma unroll 1
+  for (int i = 0; i < kMT; ++i)
+#pragma unroll 1
+    for (int j = 0; j < kNT; ++j) {
+      const int r = row0 + i * 16 + g, c = col0 + j * 8 + 2 * t;
+      ep.store2<true>(r, c, acc[i][j][0], acc[i][j][1]);
+      ep.store2<true>(r + 8, c, acc[i][j][2], acc[i][j][3]);
+    }
+}
+
 template <int kMT, int kNT>
 __device__ __forceinline__ void store_warp_acc(const Epilogue& ep, const float (&acc)[kMT][kNT][4],
                                                int row0, int col0, int lane) {
+  if (!ep.plain) return store_warp_acc_general<kMT, kNT>(ep, acc, row0, col0, lane);
   const int g = lane / 4, t = lane % 4;
 #pragma unroll
   for (int i = 0; i < kMT; ++i)
 #pragma unroll
     for (int j = 0; j < kNT; ++j) {
       const int r = row0 + i * 16 + g, c = col0 + j * 8 + 2 * t;
-      ep.store2(r, c, acc[i][j][0], acc[i][j][1]);
-      ep.store2(r + 8, c, acc[i][j][2], acc[i][j][3]);
+      ep.store2_plain(r, c, acc[i][j][0], acc[i][j][1]);
+      ep.store2_plain(r + 8, c, acc[i][j][2], acc[i][j][3]);
     }
 }
 

@@ -147,6 +147,7 @@ struct WarpTile {
   // segment is misaligned or crosses n).
   static __device__ __forceinline__ void store_tile(const Epilogue& ep, int row0, int col0,
                                                     const Pos& p, const float (&acc)[8][kCols]) {
+    if (!ep.plain) return store_tile_general(ep, row0, col0, p, acc);
 #pragma unroll
     for (int s = 0; s < 2; ++s)
 #pragma unroll
@@ -155,7 +156,23 @@ struct WarpTile {
 #pragma unroll
         for (int t = 0; t < kTN; ++t) {
           const float* v = &acc[s * 4 + i][t * 4];
-          ep.store4(r, col0 + p.b_off + t * 32, make_float4(v[0], v[1], v[2], v[3]));
+          ep.store4_plain(r, col0 + p.b_off + t * 32, make_float4(v[0], v[1], v[2], v[3]));
+        }
+      }
+  }
+  // The general epilogue (bias, activation, 16-bit D) in one call for the whole tile: the
+  // accumulators go to local memory once instead of being saved around a call per store.
+  static __device__ __noinline__ void store_tile_general(const Epilogue ep, int row0, int col0,
+                                                         const Pos p, const float (&acc)[8][kCols]) {
+#pragma unroll 1
+    for (int s = 0; s < 2; ++s)
+#pragma unroll 1
+      for (int i = 0; i < 4; ++i) {
+        const int r = row0 + p.a_off + s * 16 + i;
+#pragma unroll 1
+        for (int t = 0; t < kTN; ++t) {
+          const float* v = &acc[s * 4 + i][t * 4];
+          ep.store4<true>(r, col0 + p.b_off + t * 32, make_float4(v[0], v[1], v[2], v[3]));
         }
       }
   }

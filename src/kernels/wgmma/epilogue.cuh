@@ -19,32 +19,30 @@ __device__ __forceinline__ int fragment_row(int half) {
   return (t / 32) * 16 + (t % 32) / 4 + 8 * half;
 }
 
+// The general epilogue (bias, activation, 16-bit D) of a whole fragment in one call: the
+// fragment goes to local memory once, where a call per pair would save and restore the live
+// accumulators around each of the kN / 4 calls.
+template <int kN>
+__device__ __noinline__ void store_fragment_general(const Epilogue ep, const float (&d)[kN / 2],
+                                                    int row_lo, int row_hi, int col0) {
+  const int c = col0 + 2 * (threadIdx.x % 4);
+#pragma unroll 1
+  for (int j = 0; j < kN / 8; ++j) {
+    ep.store2<true>(row_lo, c + 8 * j, d[4 * j + 0], d[4 * j + 1]);
+    ep.store2<true>(row_hi, c + 8 * j, d[4 * j + 2], d[4 * j + 3]);
+  }
+}
+
 // row_lo / row_hi: the C rows of the thread's d[4j], d[4j+1] and d[4j+2], d[4j+3].
 template <int kN>
 __device__ __forceinline__ void store_fragment(const Epilogue& ep, const float (&d)[kN / 2],
                                                int row_lo, int row_hi, int col0) {
+  if (!ep.plain) return store_fragment_general<kN>(ep, d, row_lo, row_hi, col0);
   const int c = col0 + 2 * (threadIdx.x % 4);
 #pragma unroll
   for (int j = 0; j < kN / 8; ++j) {
-    ep.store2(row_lo, c + 8 * j, d[4 * j + 0], d[4 * j + 1]);
-    ep.store2(row_hi, c + 8 * j, d[4 * j + 2], d[4 * j + 3]);
-  }
-}
-
-// The same fragment of D = C^T (a problem computed with A and B swapped): D(r, c) is C(c, r).
-// Each store instruction of a warp still writes whole 32-byte sectors (8 consecutive columns of
-// C in each of 4 rows).
-template <int kN>
-__device__ __forceinline__ void store_fragment_transposed(const Epilogue& ep,
-                                                          const float (&d)[kN / 2], int row_lo,
-                                                          int row_hi, int col0) {
-  const int c = col0 + 2 * (threadIdx.x % 4);
-#pragma unroll
-  for (int j = 0; j < kN / 8; ++j) {
-    ep.store(c + 8 * j, row_lo, d[4 * j + 0]);
-    ep.store(c + 8 * j + 1, row_lo, d[4 * j + 1]);
-    ep.store(c + 8 * j, row_hi, d[4 * j + 2]);
-    ep.store(c + 8 * j + 1, row_hi, d[4 * j + 3]);
+    ep.store2_plain(row_lo, c + 8 * j, d[4 * j + 0], d[4 * j + 1]);
+    ep.store2_plain(row_hi, c + 8 * j, d[4 * j + 2], d[4 * j + 3]);
   }
 }
 
@@ -78,7 +76,8 @@ __device__ __forceinline__ void warpgroup_bar(int id) {
 // row_lo / row_hi: this thread's fragment rows within the warpgroup's 64 (fragment_row or
 // register_a_row); (row0, col0): the fragment's origin in the kernel's result D. kTransposed:
 // D = C^T (a swapped problem), so D(r, c) goes to C(c, r). kUnit: see above (transposed only).
-template <int kN, bool kTransposed, int kUnit = 8>
+// kPlainOnly: the caller has checked ep.plain (the stores skip the general path).
+template <int kN, bool kTransposed, int kUnit = 8, bool kPlainOnly = false>
 __device__ __forceinline__ void store_fragment_staged(const Epilogue& ep, const float (&d)[kN / 2],
                                                       float* buf, int wg_bar, int row_lo,
                                                       int row_hi, int row0, int col0) {
@@ -112,11 +111,23 @@ __device__ __forceinline__ void store_fragment_staged(const Epilogue& ep, const 
       const int r = i * 8 + lane / 16, q = lane % 16;
       const int swz4 = kTransposed ? kUnit / 4 * ((r >> 1) & 3) : 2 * (r % 4);
       const float4 v = *reinterpret_cast<const float4*>(&buf[r * 64 + 4 * (q ^ swz4)]);
-      if constexpr (kTransposed) ep.store4<true>(col0 + 64 * chunk + r, row0 + 4 * q, v);
-      else ep.store4<true>(row0 + r, col0 + 64 * chunk + 4 * q, v);
+      const int dr = kTransposed ? col0 + 64 * chunk + r : row0 + r;
+      const int dc = kTransposed ? row0 + 4 * q : col0 + 64 * chunk + 4 * q;
+      if constexpr (kPlainOnly) ep.store4_plain(dr, dc, v);
+      else ep.store4<true>(dr, dc, v);
     }
   }
   warpgroup_bar(wg_bar);  // the buffer is free for the next tile
+}
+
+// The same with the general epilogue, out of line: for kernels at their register limit (tf32
+// with A in registers), where inlining it next to the live accumulators would spill.
+template <int kN, bool kTransposed, int kUnit = 8>
+__device__ __noinline__ void store_fragment_staged_general(const Epilogue ep,
+                                                           const float (&d)[kN / 2], float* buf,
+                                                           int wg_bar, int row_lo, int row_hi,
+                                                           int row0, int col0) {
+  store_fragment_staged<kN, kTransposed, kUnit>(ep, d, buf, wg_bar, row_lo, row_hi, row0, col0);
 }
 
 }  // namespace sm90
