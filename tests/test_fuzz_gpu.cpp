@@ -6,6 +6,11 @@
 // beta from {0, 1, -1.5, 0.25} (beta == 0: C poisoned with NaN), and "auto" or a registered
 // kernel that can run it. Checked per element against elementwise_tolerance (reference.h), with
 // C's padding columns untouched.
+// GEMMLAB_FUZZ_EPILOGUE (percent, default 25) of the problems go through the extended call instead,
+// gemm(GemmDesc), with a random epilogue: D's dtype, C's (or D == C), a bias, the activation,
+// 1-3 batch entries with gaps, broadcasts or entries side by side; checked against
+// reference_gemm_ex_gpu with epilogue_bound, D's other elements untouched. Whether a problem gets
+// one, and which, comes from its own generator: GEMMLAB_FUZZ_EPILOGUE=0 replays the plain run.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +20,7 @@
 
 #include <gtest/gtest.h>
 
+#include "ex_problem_util.h"
 #include "gpu_util.h"
 #include "problem_util.h"
 #include "registry/registry.h"
@@ -69,6 +75,36 @@ ProblemSpec draw_problem(Rng& rng, uint64_t index) {
   return s;
 }
 
+// The extended-call version of s: a random epilogue and batch layout (ex_problem_util.h).
+ExSpec draw_epilogue(Rng& rng, const ProblemSpec& s) {
+  static const std::vector<DType> dtypes = {DType::F32, DType::BF16, DType::F16};
+  ExSpec e;
+  e.precision = s.precision, e.m = s.m, e.n = s.n, e.k = s.k, e.op_a = s.op_a, e.op_b = s.op_b;
+  e.alpha = s.alpha, e.beta = s.beta, e.pad_a = s.pad_a, e.pad_b = s.pad_b, e.pad_c = s.pad_c;
+  e.offset = s.offset, e.seed = s.seed;
+  e.d_type = rng.pick(dtypes);
+  e.c_type = rng.pick(dtypes);
+  e.in_place = e.beta != 0.f && rng.below(6) == 0;
+  e.null_c = e.beta == 0.f && rng.below(2) == 0;
+  e.null_ab = e.alpha == 0.f && rng.below(2) == 0;
+  e.bias = rng.below(2) == 0;
+  const bool half = s.precision == Precision::BF16 || s.precision == Precision::FP16;
+  e.bias_type = half && rng.below(2) ? (s.precision == Precision::BF16 ? DType::BF16 : DType::F16)
+                                     : DType::F32;
+  e.act = static_cast<Activation>(rng.below(5));
+  e.pad_d = rng.below(2) ? rng.below(18) : 0;
+  e.batch = 1 + rng.below(3);
+  e.stride_extra = rng.below(2) ? rng.below(8) : 0;
+  if (e.batch > 1) {
+    if (rng.below(5) == 0) e.stride_a = 0;  // one A (or B, or C) for the whole batch
+    if (rng.below(5) == 0) e.stride_b = 0;
+    if (!e.in_place && rng.below(5) == 0) e.stride_c = 0;
+    if (!e.in_place && rng.below(6) == 0)  // entries side by side within D's rows
+      e.stride_d = e.n + rng.below(3), e.ldd = e.batch * e.stride_d + rng.below(3);
+  }
+  return e;
+}
+
 // The ladder's early steps (auto priority below the tiled kernels') are slow: only small problems.
 constexpr int64_t kSlowKernelMaxMacs = int64_t{1} << 25;
 
@@ -87,13 +123,32 @@ TEST(Fuzz, RandomProblems) {
   GEMMLAB_REQUIRE_GPU();
   const uint64_t seed = env_or("GEMMLAB_FUZZ_SEED", 1);
   const uint64_t count = env_or("GEMMLAB_FUZZ_COUNT", 2000);
-  std::printf("[  FUZZ    ] seed=%llu problems=%llu\n", (unsigned long long)seed,
-              (unsigned long long)count);
+  const uint64_t epilogue_pct = env_or("GEMMLAB_FUZZ_EPILOGUE", 25);
+  std::printf("[  FUZZ    ] seed=%llu problems=%llu epilogue=%llu%%\n", (unsigned long long)seed,
+              (unsigned long long)count, (unsigned long long)epilogue_pct);
   const int cc = current_cc();
   Rng rng(seed);
-  int failures = 0, by_precision[4] = {}, autos = 0;
+  int failures = 0, by_precision[4] = {}, autos = 0, extended = 0;
   for (uint64_t i = 0; i < count && failures < 10; ++i) {
     const ProblemSpec s = draw_problem(rng, i);
+    Rng ep_rng(seed * 0x9E3779B97F4A7C15ull + i);  // the epilogue's own draws
+    if (static_cast<uint64_t>(ep_rng.below(100)) < epilogue_pct) {
+      const ExSpec e = draw_epilogue(ep_rng, s);
+      ExProblem d(e);
+      ASSERT_EQ(d.error(), "") << "seed=" << seed << " problem=" << i;
+      const char* kernel = draw_kernel(rng, d.problem(), cc);
+      ++by_precision[static_cast<int>(s.precision)];
+      autos += std::string(kernel) == "auto";
+      ++extended;
+      EpilogueReference r;
+      std::string why = d.reference(&r);
+      if (why.empty()) why = d.run_and_check(r, kernel);
+      if (why.empty()) continue;
+      ++failures;
+      ADD_FAILURE() << "[  FUZZ    ] FAIL seed=" << seed << " problem=" << i << ": " << describe(e)
+                    << " kernel " << kernel << ": " << why;
+      continue;
+    }
     DeviceProblem d(s);
     ASSERT_EQ(d.error(), "") << "seed=" << seed << " problem=" << i;
     const char* kernel = draw_kernel(rng, d.problem(), cc);
@@ -106,8 +161,9 @@ TEST(Fuzz, RandomProblems) {
                   << " lda/ldb/ldc " << d.lda() << "/" << d.ldb() << "/" << d.ldc() << " kernel " << kernel << ": "
                   << why;
   }
-  std::printf("[  FUZZ    ] fp32 %d, tf32 %d, bf16 %d, fp16 %d problems; %d with auto\n",
-              by_precision[0], by_precision[1], by_precision[2], by_precision[3], autos);
+  std::printf("[  FUZZ    ] fp32 %d, tf32 %d, bf16 %d, fp16 %d problems; %d with auto; %d through "
+              "gemm(GemmDesc)\n",
+              by_precision[0], by_precision[1], by_precision[2], by_precision[3], autos, extended);
 }
 
 }  // namespace

@@ -57,6 +57,73 @@ int64_t count_elementwise_failures(const float* out, int64_t ldc, const double* 
                                    const double* scale, int64_t m, int64_t n, double tol,
                                    int64_t* first_bad = nullptr);
 
+// ---- the extended call: D_b = act(alpha op(A_b) op(B_b) + beta C_b + bias) ----
+
+// Host-side epilogue math in double (the formulas of gemmlab.h's Activation).
+double activation_ref(Activation a, double x);
+// A bound on |act'(x)|: 1 for None and ReLU; 1.13 for GeluTanh, GeluErf (max 1.129 at x ~ 1.4)
+// and SiLU (max 1.0998 at x ~ 2.4). An error e in act's input is at most this times e in its output.
+double activation_slope(Activation a);
+// Unit roundoff of rounding to nearest even into t: 0 for f32 (the kernel's own fp32 roundings
+// are in elementwise_tolerance), 2^-8 for bf16, 2^-11 for f16.
+double dtype_unit_roundoff(DType t);
+// Element i of a host array of dtype t, as double.
+double load_dtype(const void* base, DType t, int64_t i);
+// The storage Precision whose fill (fill_random_*) gives dtype t's values (F32 -> FP32,
+// BF16 -> BF16, F16 -> FP16).
+Precision dtype_storage(DType t);
+
+// The fp64 reference of every batch entry of an extended problem, dense: entry b's element (i, j)
+// at (b * m + i) * n + j.
+struct EpilogueReference {
+  int64_t batch = 0, m = 0, n = 0;
+  Activation act = Activation::None;
+  std::vector<double> pre;    // alpha op(A) op(B) + beta C + bias, before the activation
+  std::vector<double> value;  // act(pre): what D holds before its rounding
+  std::vector<double> scale;  // |alpha| (|op(A)| |op(B)|) + |beta| |C| + |bias|, before act
+};
+
+// The epilogue on the host, one entry: from the product alpha op(A) op(B) (m x n dense, may be
+// null where no product is formed: 0) and its scale (|alpha| |op(A)| |op(B)|, may be null: 0),
+// host C (entry's, p.c_type, p.ldc; read only when p.beta != 0) and host bias (n values of
+// p.bias_type, or null), fills pre, value and scale of entry `b` of r (sized by the caller).
+void apply_epilogue_host(const GemmProblem& p, const double* product, const double* product_scale,
+                         const void* c_host, const void* bias_host, int64_t b,
+                         EpilogueReference* r);
+
+// GPU reference of the extended problem p (device pointers; A, B, C, bias of any dtype the call
+// takes, batch and strides): per entry, the product through reference_gemm_gpu_abs on
+// p.entry(b) with beta = 0 (nothing when k == 0 or alpha == 0: A and B may be null), then beta C
+// (C copied back in its c_type), bias and the activation on the host in double. Computes from
+// C's contents now (call it before an in-place run). Returns an empty string or the error.
+std::string reference_gemm_ex_gpu(const GemmProblem& p, EpilogueReference* r);
+
+// The bound a D element of dtype d must meet against the reference (documented with
+// check_epilogue_result):
+//   |D - value| <= e + u_d (|value| + e) + floor_d,
+//   e = slope(act) * tol * scale + (act != None, ReLU ? 2^-20 (|pre| + |value|) : 0)
+// tol: elementwise_tolerance of the precision and depth plus 2^-23 (the bias's addition and
+// slack); the 2^-20 term covers the activation's own fp32 evaluation (tanhf, erff, expf: a few
+// ulps of |x|, e.g. 1 + tanh cancelling for large negative x); u_d: dtype_unit_roundoff(d);
+// floor_d: 2^-25 for f16 (its subnormals' half spacing), else 1e-30.
+double epilogue_bound(DType d, Activation act, double tol, double pre, double value, double scale);
+
+// The first element past its bound, or none (entry < 0).
+struct EpilogueCheck {
+  int64_t bad = 0;  // elements past their bound (NaN and Inf always are)
+  int64_t entry = -1, i = -1, j = -1;
+  double got = 0, want = 0, bound = 0;
+  std::string message() const;  // "" if bad == 0, else the count and the first bad element
+};
+
+// Compares D (host copy; d_type; entry b's element (i, j) at b * stride_d + i * ldd + j) with r
+// element by element: |D - value| <= epilogue_bound(d_type, r.act, tol, pre, value, scale).
+EpilogueCheck check_epilogue_result(const void* d_host, DType d_type, int64_t ldd, int64_t stride_d,
+                                    const EpilogueReference& r, double tol);
+
+// tol for check_epilogue_result: elementwise_tolerance(p, k) + 2^-23.
+double epilogue_tolerance(Precision p, int64_t k);
+
 // Device data: uniform values in [-1, 1) from a counter hash (no values are zero-initialized),
 // stored as the precision's input type. Returns the CUDA error.
 cudaError_t fill_random_device(void* ptr, int64_t count, Precision storage, uint64_t seed,

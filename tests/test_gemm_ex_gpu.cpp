@@ -1,0 +1,470 @@
+// The extended call, gemm(GemmDesc): D = act(alpha op(A) op(B) + beta C + bias) per batch entry,
+// D of any dtype. Every result is checked element by element against the fp64 reference
+// (reference_gemm_ex_gpu) with epilogue_bound (reference.h): the fp32 accumulation error relative
+// to each element's scale, carried through the activation, plus D's rounding; D is poisoned with
+// NaN bytes before each run, C too wherever beta == 0, and every element of D's buffer outside the
+// entries must come back untouched.
+//   AutoEpilogue: a deterministic sample of precision x d_type x act x bias x shape x ops x beta x
+//     c_type through "auto";
+//   KernelEpilogue: every registered kernel on a few epilogues (they share one Epilogue);
+//   GemmEx.*: in place, broadcasts, misaligned batches, entries side by side, batch 0, k = 0,
+//     alpha = 0, determinism, the issue's throughput shapes;
+//   GemmExLarge.*: D past 2^31 elements (sampled rows against an fp64 CPU computation).
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "ex_problem_util.h"
+#include "gpu_util.h"
+#include "reference/reference.h"
+#include "registry/registry.h"
+
+namespace gemmlab::test {
+namespace {
+
+constexpr const char* kWgmma03 = "wgmma/03_tma_wgmma_ws_persistent";
+
+const Activation kActs[] = {Activation::None, Activation::ReLU, Activation::GeluTanh,
+                            Activation::GeluErf, Activation::SiLU};
+const DType kDTypes[] = {DType::F32, DType::BF16, DType::F16};
+
+// The input dtype of a 16-bit precision (what a bias may be besides fp32).
+DType input_dtype(Precision p) { return p == Precision::BF16 ? DType::BF16 : DType::F16; }
+bool is_16bit(Precision p) { return p == Precision::BF16 || p == Precision::FP16; }
+
+// Resets D, runs `kernel` on s and checks it against fp64.
+void expect_correct(const ExSpec& s, const char* kernel = "auto") {
+  SCOPED_TRACE(describe(s));
+  ExProblem d(s);
+  ASSERT_EQ(d.error(), "");
+  EpilogueReference r;
+  ASSERT_EQ(d.reference(&r), "");
+  EXPECT_EQ(d.run_and_check(r, kernel), "");
+}
+
+// ---- AutoEpilogue: the cross product, sampled ----
+
+struct AutoCase {
+  ExSpec spec;
+  std::string name;
+};
+
+void PrintTo(const AutoCase& c, std::ostream* os) { *os << c.name; }
+
+uint64_t splitmix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// Every precision x d_type x act x bias (none, fp32, the input dtype for bf16/fp16): 150 cases;
+// each draws (from a hash of its index, so the list is fixed) a shape, the transposes, beta in
+// {0, 0.5} with C's dtype, padded D rows, a batch of 2, a misaligned base, a null C for beta 0.
+std::vector<AutoCase> auto_cases() {
+  struct Shape {
+    int64_t m, n, k;
+  };
+  const Shape shapes[] = {{1, 1, 1}, {17, 33, 65}, {130, 260, 70}, {257, 129, 1025}, {509, 127, 61}};
+  std::vector<AutoCase> cases;
+  uint64_t index = 0;
+  for (Precision p : {Precision::FP32, Precision::TF32, Precision::BF16, Precision::FP16})
+    for (DType d : kDTypes)
+      for (Activation act : kActs)
+        for (int bias = 0; bias < (is_16bit(p) ? 3 : 2); ++bias) {
+          const uint64_t h = splitmix(index++);
+          const auto digit = [h](int at, int base) { return static_cast<int>((h >> at) % base); };
+          ExSpec s;
+          s.precision = p, s.d_type = d, s.act = act;
+          s.bias = bias > 0;
+          s.bias_type = bias == 2 ? input_dtype(p) : DType::F32;
+          const Shape sh = shapes[digit(0, 5)];
+          s.m = sh.m, s.n = sh.n, s.k = sh.k;
+          s.op_a = digit(8, 2) ? Op::T : Op::N;
+          s.op_b = digit(12, 2) ? Op::T : Op::N;
+          s.beta = digit(16, 2) ? 0.5f : 0.f;
+          s.c_type = kDTypes[digit(20, 3)];
+          s.alpha = digit(24, 2) ? 1.f : -0.75f;
+          s.pad_d = digit(28, 2) ? 3 : 0;
+          s.pad_a = s.pad_b = s.pad_c = digit(32, 3) == 0 ? 1 : 0;
+          s.batch = digit(36, 4) == 0 ? 2 : 1;
+          s.offset = digit(40, 4) == 0 ? 1 : 0;
+          s.null_c = s.beta == 0.f && digit(44, 2);
+          s.seed = index;
+          std::ostringstream name;
+          name << precision_name(p) << "_d" << dtype_name(d) << "_" << activation_name(act)
+               << "_bias" << (s.bias ? dtype_name(s.bias_type) : "none") << "_" << s.m << "x"
+               << s.n << "x" << s.k << "_" << op_name(s.op_a, s.op_b)
+               << (s.beta != 0.f ? std::string("_beta_c") + dtype_name(s.c_type) : "_beta0")
+               << "_b" << s.batch;
+          cases.push_back({s, name.str()});
+        }
+  return cases;
+}
+
+class AutoEpilogue : public ::testing::TestWithParam<AutoCase> {};
+
+TEST_P(AutoEpilogue, MatchesFp64) {
+  GEMMLAB_REQUIRE_GPU();
+  expect_correct(GetParam().spec);
+}
+
+INSTANTIATE_TEST_SUITE_P(GemmEx, AutoEpilogue, ::testing::ValuesIn(auto_cases()),
+                         [](const ::testing::TestParamInfo<AutoCase>& info) {
+                           return info.param.name;
+                         });
+
+// ---- KernelEpilogue: every registered kernel ----
+
+struct EpilogueCase {
+  const char* name;
+  ExSpec spec;  // precision and a 16-bit bias's dtype are set per kernel
+};
+
+void PrintTo(const EpilogueCase& c, std::ostream* os) { *os << c.name; }
+
+std::vector<EpilogueCase> epilogue_cases() {
+  std::vector<EpilogueCase> v;
+  ExSpec s;
+  // bf16 D, GELU (tanh), a bias in the input dtype, beta with an f16 C, padded rows.
+  s = {}, s.m = 67, s.n = 45, s.k = 33, s.op_b = Op::T, s.d_type = DType::BF16, s.bias = true;
+  s.bias_type = DType::BF16, s.act = Activation::GeluTanh, s.beta = 0.5f, s.c_type = DType::F16;
+  s.pad_a = 1, s.pad_d = 3, s.seed = 11;
+  v.push_back({"bf16_gelu_tanh_bias", s});
+  // f16 D, SiLU, beta 0 with C null; m <= 8 reaches gemv/small_m.
+  s = {}, s.m = 5, s.n = 9, s.k = 17, s.op_a = Op::T, s.d_type = DType::F16;
+  s.act = Activation::SiLU, s.null_c = true, s.seed = 12;
+  v.push_back({"f16_silu_small_m", s});
+  // fp32 D, ReLU, fp32 bias, beta -1 with a bf16 C, 3 entries with odd gaps, misaligned base.
+  s = {}, s.m = 130, s.n = 66, s.k = 70, s.op_a = Op::T, s.op_b = Op::T, s.bias = true;
+  s.act = Activation::ReLU, s.beta = -1.f, s.c_type = DType::BF16, s.batch = 3, s.stride_extra = 5;
+  s.offset = 1, s.seed = 13;
+  v.push_back({"f32_relu_batch", s});
+  // In place (D == C, fp32), GELU (erf), 2 entries, padded rows.
+  s = {}, s.m = 33, s.n = 17, s.k = 129, s.act = Activation::GeluErf, s.beta = 0.5f;
+  s.in_place = true, s.pad_d = 2, s.batch = 2, s.seed = 14;
+  v.push_back({"in_place_gelu_erf", s});
+  // fp32 D with an fp32 C of its own (not in place: not the plain path), no activation.
+  s = {}, s.m = 45, s.n = 77, s.k = 31, s.op_b = Op::T, s.beta = 0.5f, s.seed = 15;
+  v.push_back({"f32_separate_c", s});
+  // bf16 D, entries side by side within rows (stride_d = n, ldd = batch * n + 1).
+  s = {}, s.m = 20, s.n = 24, s.k = 40, s.d_type = DType::BF16, s.batch = 3, s.stride_d = 24;
+  s.ldd = 3 * 24 + 1, s.seed = 16;
+  v.push_back({"bf16_side_by_side", s});
+  // m = 8 (gemv/small_m), bf16 D, fp32 bias, GELU (erf), beta with an fp32 C, 2 entries.
+  s = {}, s.m = 8, s.n = 300, s.k = 257, s.op_b = Op::T, s.d_type = DType::BF16, s.bias = true;
+  s.act = Activation::GeluErf, s.beta = 0.5f, s.batch = 2, s.seed = 17;
+  v.push_back({"gemv_bf16_gelu_erf_batch", s});
+  return v;
+}
+
+class KernelEpilogue : public ::testing::TestWithParam<EpilogueCase> {};
+
+// A kernel that kernel_cannot_run clears must run the epilogue right (Success); one it does not
+// must be refused with KernelUnsupported, and is named here.
+TEST_P(KernelEpilogue, EveryKernelMatchesFp64) {
+  GEMMLAB_REQUIRE_GPU();
+  const int cc = current_cc();
+  int ran = 0;
+  for (const KernelDesc& kd : all_kernels())
+    for (Precision p : {Precision::FP32, Precision::TF32, Precision::BF16, Precision::FP16}) {
+      if (!(kd.dtypes & dtype_bit(p))) continue;
+      ExSpec s = GetParam().spec;
+      s.precision = p;
+      if (s.bias_type != DType::F32) s.bias_type = is_16bit(p) ? input_dtype(p) : DType::F32;
+      SCOPED_TRACE(std::string(kd.name) + ": " + describe(s));
+      ExProblem d(s);
+      ASSERT_EQ(d.error(), "");
+      if (const char* why = kernel_cannot_run(kd, d.problem(), cc)) {
+        std::printf("[  NOTE    ] %s %s not run: %s\n", kd.name, precision_name(p), why);
+        EXPECT_EQ(gemm(d.desc(), kd.name), Status::KernelUnsupported) << why;
+        continue;
+      }
+      EpilogueReference r;
+      ASSERT_EQ(d.reference(&r), "");
+      EXPECT_EQ(d.run_and_check(r, kd.name), "");
+      ++ran;
+    }
+  EXPECT_GT(ran, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(GemmEx, KernelEpilogue, ::testing::ValuesIn(epilogue_cases()),
+                         [](const ::testing::TestParamInfo<EpilogueCase>& info) {
+                           return std::string(info.param.name);
+                         });
+
+// ---- layouts and edge cases, through auto ----
+
+// D == C with beta != 0: every D dtype (C then has it too), 2 entries, padded rows.
+TEST(GemmEx, InPlace) {
+  GEMMLAB_REQUIRE_GPU();
+  for (Precision p : {Precision::FP32, Precision::BF16})
+    for (DType d : kDTypes) {
+      ExSpec s;
+      s.precision = p, s.m = 150, s.n = 70, s.k = 90, s.d_type = d, s.in_place = true;
+      s.beta = 0.5f, s.bias = true, s.act = Activation::GeluErf, s.batch = 2, s.pad_d = 3;
+      expect_correct(s);
+    }
+}
+
+// One A (stride_a = 0) or one B (stride_b = 0) for the whole batch; and one C for every entry.
+TEST(GemmEx, Broadcast) {
+  GEMMLAB_REQUIRE_GPU();
+  for (Precision p : {Precision::FP32, Precision::TF32, Precision::BF16, Precision::FP16})
+    for (int which : {0, 1, 2}) {
+      ExSpec s;
+      s.precision = p, s.m = 140, s.n = 270, s.k = 100, s.batch = 4, s.d_type = DType::BF16;
+      s.op_a = which == 1 ? Op::T : Op::N, s.op_b = which == 0 ? Op::T : Op::N;
+      if (which == 0) s.stride_a = 0;
+      if (which == 1) s.stride_b = 0;
+      if (which == 2) s.stride_c = 0, s.beta = -0.5f, s.c_type = DType::F32, s.bias = true;
+      s.act = Activation::SiLU, s.seed = 20 + which;
+      expect_correct(s);
+    }
+}
+
+// 5 entries whose rows and strides are all misaligned: lda = k + 1, odd padding of B, C and D,
+// odd gaps between entries, base pointers one element off.
+TEST(GemmEx, MisalignedBatch) {
+  GEMMLAB_REQUIRE_GPU();
+  for (Precision p : {Precision::BF16, Precision::FP32})
+    for (DType d : {DType::F32, DType::BF16}) {
+      ExSpec s;
+      s.precision = p, s.m = 77, s.n = 93, s.k = 130, s.batch = 5, s.d_type = d;
+      s.pad_a = 1, s.pad_b = 3, s.pad_c = 1, s.pad_d = 5, s.stride_extra = 3, s.offset = 1;
+      s.beta = 0.5f, s.c_type = DType::BF16, s.bias = true, s.act = Activation::GeluTanh;
+      s.seed = 30;
+      expect_correct(s);
+      s.op_a = Op::T, s.op_b = Op::T, s.seed = 31;
+      expect_correct(s);
+    }
+}
+
+// Entries side by side within rows: stride_d = n, ldd = batch * n (a [m, batch * n] tensor).
+TEST(GemmEx, EntriesSideBySide) {
+  GEMMLAB_REQUIRE_GPU();
+  for (Precision p : {Precision::BF16, Precision::FP32})
+    for (DType d : {DType::F32, DType::BF16}) {
+      ExSpec s;
+      s.precision = p, s.m = 200, s.n = 136, s.k = 64, s.batch = 4, s.d_type = d;
+      s.stride_d = s.n, s.ldd = s.batch * s.n, s.bias = true, s.act = Activation::ReLU;
+      s.seed = 40;
+      expect_correct(s);
+    }
+}
+
+// batch = 0: nothing happens (D stays NaN bytes).
+TEST(GemmEx, BatchZeroIsANoOp) {
+  GEMMLAB_REQUIRE_GPU();
+  ExSpec s;
+  s.precision = Precision::BF16, s.m = 64, s.n = 64, s.k = 64, s.batch = 0, s.beta = 0.5f;
+  s.d_type = DType::BF16, s.bias = true, s.act = Activation::GeluErf;
+  expect_correct(s);
+}
+
+// k = 0: D = act(beta C + bias) with A and B null, every D dtype and activation, 3 entries.
+TEST(GemmEx, DepthZero) {
+  GEMMLAB_REQUIRE_GPU();
+  for (DType d : kDTypes)
+    for (Activation act : kActs) {
+      ExSpec s;
+      s.precision = Precision::BF16, s.m = 33, s.n = 65, s.k = 0, s.null_ab = true;
+      s.d_type = d, s.act = act, s.beta = 0.5f, s.c_type = DType::BF16, s.bias = true;
+      s.batch = 3, s.pad_d = 1, s.seed = 50;
+      expect_correct(s);
+      s.beta = 0.f, s.null_c = true, s.bias_type = DType::BF16;  // D = act(bias)
+      expect_correct(s);
+    }
+}
+
+// alpha = 0: A and B are not read (null); D = act(beta C + bias), or act(0) = 0.
+TEST(GemmEx, AlphaZero) {
+  GEMMLAB_REQUIRE_GPU();
+  for (DType d : kDTypes) {
+    ExSpec s;
+    s.precision = Precision::FP16, s.m = 40, s.n = 50, s.k = 60, s.alpha = 0.f, s.null_ab = true;
+    s.d_type = d, s.beta = -1.f, s.c_type = DType::F16, s.bias = true, s.act = Activation::SiLU;
+    s.batch = 2, s.seed = 60;
+    expect_correct(s);
+    s.beta = 0.f, s.bias = false, s.act = Activation::GeluTanh;  // D = 0 without reading C
+    expect_correct(s);
+  }
+}
+
+// The same batched bf16 problem twice gives bit-identical D (stream-k at this deep, small grid).
+TEST(GemmEx, DeterministicBatchedBf16) {
+  GEMMLAB_REQUIRE_GPU();
+  for (DType d : {DType::BF16, DType::F32}) {
+    ExSpec s;
+    s.precision = Precision::BF16, s.m = 256, s.n = 256, s.k = 4096, s.batch = 4, s.d_type = d;
+    s.beta = 0.5f, s.bias = true, s.bias_type = DType::BF16, s.act = Activation::GeluTanh;
+    SCOPED_TRACE(describe(s));
+    ExProblem p(s);
+    ASSERT_EQ(p.error(), "");
+    ASSERT_EQ(p.run("auto"), Status::Success) << last_error_message();
+    const std::vector<char> first = p.read_d();
+    ASSERT_EQ(p.run("auto"), Status::Success) << last_error_message();
+    const std::vector<char> second = p.read_d();
+    ASSERT_FALSE(first.empty());
+    EXPECT_TRUE(first == second) << "D changed between two identical runs";
+    EpilogueReference r;
+    ASSERT_EQ(p.reference(&r), "");
+    EXPECT_EQ(p.check(r, first), "");
+  }
+}
+
+// The throughput shapes of issue 12 as correctness checks: bf16, batch 32 of 128 x 128 x 4096 and
+// batch 64 of 512^3, bf16 D with a bias and GELU. On sm_90 auto runs them through wgmma/03 (one
+// launch over the batch).
+TEST(GemmEx, IssueThroughputShapes) {
+  GEMMLAB_REQUIRE_GPU();
+  struct Shape {
+    int64_t batch, m, n, k;
+  };
+  for (const Shape& sh : {Shape{32, 128, 128, 4096}, Shape{64, 512, 512, 512}}) {
+    ExSpec s;
+    s.precision = Precision::BF16, s.batch = sh.batch, s.m = sh.m, s.n = sh.n, s.k = sh.k;
+    s.d_type = DType::BF16, s.bias = true, s.bias_type = DType::BF16, s.act = Activation::GeluTanh;
+    s.seed = 70;
+    SCOPED_TRACE(describe(s));
+    ExProblem p(s);
+    ASSERT_EQ(p.error(), "");
+    const char* name = auto_kernel_name(p.desc());
+    ASSERT_NE(name, nullptr) << last_error_message();
+    std::printf("[  AUTO    ] batch %lld x %lldx%lldx%lld -> %s\n", (long long)sh.batch,
+                (long long)sh.m, (long long)sh.n, (long long)sh.k, name);
+    if (current_cc() == 90) {
+      EXPECT_STREQ(name, kWgmma03);
+    }
+    EpilogueReference r;
+    ASSERT_EQ(p.reference(&r), "");
+    EXPECT_EQ(p.run_and_check(r, "auto"), "");
+  }
+}
+
+// ---- D past 2^31 elements ----
+
+// Rows to check: the first and last ones, those around 2^30, 2^31 and 2^32 elements (where 32-bit
+// offsets wrap), and evenly spaced others; 64 in all (fewer for small m).
+std::vector<int64_t> sample_rows(int64_t m, int64_t ldd) {
+  std::vector<int64_t> rows = {0, 1, m / 2, m - 2, m - 1};
+  for (int shift : {30, 31, 32}) {
+    const int64_t r = ((int64_t{1} << shift) - 1) / ldd;
+    for (int64_t x : {r - 1, r, r + 1}) rows.push_back(x);
+  }
+  for (int64_t i = 0; rows.size() < 64 && i < 64; ++i) rows.push_back(i * (m / 64) + 7);
+  std::vector<int64_t> out;
+  for (int64_t r : rows)
+    if (r >= 0 && r < m) out.push_back(r);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+DType input_as_dtype(Precision p) {
+  return p == Precision::BF16 ? DType::BF16 : p == Precision::FP16 ? DType::F16 : DType::F32;
+}
+
+// An m x n x k NN problem (tight rows) through auto, D (d_type, ldd = n) past 2^31 elements, in
+// two variants: in place (D == C, random, beta 0.5) without bias or activation, and beta 0 with a
+// bias and `act`. Sampled rows of D against an fp64 CPU computation from host copies of A, B, the
+// bias and C's sampled rows. Skipped (with the sizes) where the device has not the memory.
+void check_large(Precision prec, int64_t m, int64_t n, int64_t k, DType d_type, Activation act) {
+  const int64_t ldd = n, in = input_bytes(prec), db = dtype_bytes(d_type);
+  const size_t d_bytes = static_cast<size_t>(m * ldd * db);
+  const size_t need = d_bytes + static_cast<size_t>((m * k + k * n) * in + n * 4) + (size_t{1} << 30);
+  size_t free_b = 0, total_b = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free_b, &total_b), cudaSuccess);
+  if (free_b < need)
+    GTEST_SKIP() << "needs " << need / (1 << 20) << " MiB of device memory, " << free_b / (1 << 20)
+                 << " MiB free";
+  DeviceMem a(m * k * in), b(k * n * in), bias(n * dtype_bytes(input_as_dtype(prec))), d(d_bytes);
+  ASSERT_TRUE(a.ptr && b.ptr && bias.ptr && d.ptr) << "cudaMalloc failed";
+  ASSERT_EQ(fill_random_device(a.ptr, m * k, prec, 81), cudaSuccess);
+  ASSERT_EQ(fill_random_device(b.ptr, k * n, prec, 82), cudaSuccess);
+  const DType bias_type = is_16bit(prec) ? input_dtype(prec) : DType::F32;
+  ASSERT_EQ(fill_random_device(bias.ptr, n, dtype_storage(bias_type), 83), cudaSuccess);
+  std::vector<char> ha(a.bytes), hb(b.bytes), hbias(n * dtype_bytes(bias_type));
+  ASSERT_EQ(cudaMemcpy(ha.data(), a.ptr, ha.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(hb.data(), b.ptr, hb.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(hbias.data(), bias.ptr, hbias.size(), cudaMemcpyDeviceToHost), cudaSuccess);
+  const std::vector<int64_t> rows = sample_rows(m, ldd);
+  const int64_t rs = static_cast<int64_t>(rows.size());
+  // The product of the sampled rows in fp64, and its scale.
+  const DType it = input_as_dtype(prec);
+  std::vector<double> prod(rs * n), scale(rs * n), brow(k), babs(k);
+  for (int64_t j = 0; j < n; ++j) {
+    for (int64_t l = 0; l < k; ++l) brow[l] = load_dtype(hb.data(), it, l * n + j);
+    for (int64_t r = 0; r < rs; ++r) {
+      double acc = 0, abs_acc = 0;
+      for (int64_t l = 0; l < k; ++l) {
+        const double x = load_dtype(ha.data(), it, rows[r] * k + l) * brow[l];
+        acc += x, abs_acc += std::fabs(x);
+      }
+      prod[r * n + j] = acc, scale[r * n + j] = abs_acc;
+    }
+  }
+  // Copies the sampled rows of D (or of C before the call) to the host, densely (ld = n).
+  const auto gather = [&](std::vector<char>* out) {
+    out->resize(rs * n * db);
+    for (int64_t r = 0; r < rs; ++r)
+      if (cudaMemcpy(out->data() + r * n * db, d.as<char>() + rows[r] * ldd * db, n * db,
+                     cudaMemcpyDeviceToHost) != cudaSuccess)
+        return false;
+    return true;
+  };
+  for (bool in_place : {true, false}) {
+    SCOPED_TRACE(in_place ? "in place, beta 0.5" : "beta 0, bias and activation");
+    GemmDesc g;
+    g.m = m, g.n = n, g.k = k, g.A = a.ptr, g.lda = k, g.B = b.ptr, g.ldb = n, g.precision = prec;
+    g.D = d.ptr, g.ldd = ldd, g.d_type = d_type;
+    std::vector<char> c_rows;
+    if (in_place) {
+      g.C = d.ptr, g.ldc = ldd, g.c_type = d_type, g.beta = 0.5f;
+      ASSERT_EQ(fill_random_device(d.ptr, m * ldd, dtype_storage(d_type), 84), cudaSuccess);
+      ASSERT_TRUE(gather(&c_rows));
+    } else {
+      g.bias = bias.ptr, g.bias_type = bias_type, g.act = act;
+      ASSERT_EQ(cudaMemset(d.ptr, 0xff, d_bytes), cudaSuccess);
+    }
+    const char* name = auto_kernel_name(g);
+    ASSERT_NE(name, nullptr) << last_error_message();
+    std::printf("[  AUTO    ] %s %lldx%lldx%lld, D %s: %s\n", precision_name(prec), (long long)m,
+                (long long)n, (long long)k, dtype_name(d_type), name);
+    ASSERT_EQ(gemm(g), Status::Success) << last_error_message();
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    std::vector<char> out;
+    ASSERT_TRUE(gather(&out));
+    GemmProblem sub;  // the sampled rows as a dense problem, for the host epilogue
+    sub.m = rs, sub.n = n, sub.k = k, sub.alpha = 1.f, sub.beta = g.beta;
+    sub.ldc = n, sub.c_type = d_type, sub.bias_type = bias_type, sub.act = g.act;
+    EpilogueReference r;
+    r.batch = 1, r.m = rs, r.n = n, r.act = g.act;
+    r.pre.resize(rs * n), r.value.resize(rs * n), r.scale.resize(rs * n);
+    apply_epilogue_host(sub, prod.data(), scale.data(), c_rows.data(),
+                        in_place ? nullptr : hbias.data(), 0, &r);
+    const EpilogueCheck c =
+        check_epilogue_result(out.data(), d_type, n, 0, r, epilogue_tolerance(prec, k));
+    EXPECT_EQ(c.message(), "") << "(entry 0, i) is the i-th sampled row; row "
+                               << (c.i >= 0 ? rows[c.i] : -1);
+  }
+}
+
+TEST(GemmExLarge, Fp32DPast2To31Elements) {
+  GEMMLAB_REQUIRE_GPU();
+  check_large(Precision::FP32, 46341, 46341, 16, DType::F32, Activation::SiLU);
+}
+
+TEST(GemmExLarge, Bf16DPast2To31Elements) {
+  GEMMLAB_REQUIRE_GPU();
+  check_large(Precision::BF16, 65536, 40000, 64, DType::BF16, Activation::GeluTanh);
+}
+
+}  // namespace
+}  // namespace gemmlab::test
