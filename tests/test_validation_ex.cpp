@@ -152,6 +152,19 @@ TEST(ValidationEx, InPlaceNeedsTheSameLayout) {
   EXPECT_TRUE(passed_host_checks(gemm(g))) << last_error_message();
 }
 
+// C read while D is written must be the same matrix or apart: one element of overlap is refused.
+TEST(ValidationEx, PartlyOverlappingCAndD) {
+  GemmDesc g = good();
+  g.beta = 0.5f;
+  g.C = static_cast<char*>(g.D) + 15 * 4;  // C's first element is D's last
+  EXPECT_EQ(gemm(g), Status::InvalidValue);
+  expect_message("C and D overlap");
+  g.C = static_cast<char*>(g.D) + 16 * 4;  // right after D: fine
+  EXPECT_TRUE(passed_host_checks(gemm(g))) << last_error_message();
+  g.beta = 0.f, g.C = static_cast<char*>(g.D) + 4;  // not read: no constraint
+  EXPECT_TRUE(passed_host_checks(gemm(g))) << last_error_message();
+}
+
 TEST(ValidationEx, NullPointers) {
   GemmDesc g = good();
   g.D = nullptr;

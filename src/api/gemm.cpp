@@ -136,6 +136,17 @@ Status validate_host(const GemmProblem& p, bool plain_call = false) {
       (p.c_type != p.d_type || p.ldc != p.ldd || (p.batch > 1 && p.stride_c != p.stride_d)))
     return fail(Status::InvalidValue,
                 "D == C (in place) needs c_type == d_type, ldc == ldd and stride_c == stride_d");
+  // C read while D is written: the same matrices, or apart (a partial overlap would read
+  // elements another thread has already written).
+  if (any && p.beta != 0.f && p.C != p.D) {
+    int64_t c_bytes = 0, d_bytes = 0;
+    span_bytes(mats[2], p.batch, &c_bytes);
+    span_bytes(mats[3], p.batch, &d_bytes);
+    const uintptr_t c0 = reinterpret_cast<uintptr_t>(p.C), d0 = reinterpret_cast<uintptr_t>(p.D);
+    if (c0 < d0 + static_cast<uintptr_t>(d_bytes) && d0 < c0 + static_cast<uintptr_t>(c_bytes))
+      return fail(Status::InvalidValue,
+                  "C and D overlap without being the same matrix (in place needs C == D)");
+  }
   // Batch entries of D must not overlap: one after the other, or side by side within rows.
   if (any && p.batch > 1) {
     const int64_t extent = (p.m - 1) * p.ldd + p.n;
@@ -300,15 +311,8 @@ GemmProblem make_problem(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, floa
 
 GemmProblem make_problem(const GemmDesc& d, cudaStream_t stream) {
   GemmProblem p;
-  p.op_a = d.op_a, p.op_b = d.op_b, p.m = d.m, p.n = d.n, p.k = d.k;
-  p.alpha = d.alpha, p.beta = d.beta;
-  p.A = d.A, p.lda = d.lda, p.B = d.B, p.ldb = d.ldb;
-  p.C = d.C, p.ldc = d.ldc, p.c_type = d.c_type;
-  p.D = d.D, p.ldd = d.ldd, p.d_type = d.d_type;
-  p.bias = d.bias, p.bias_type = d.bias_type, p.act = d.act;
-  p.precision = d.precision, p.stream = stream;
-  p.batch = d.batch;
-  p.stride_a = d.stride_a, p.stride_b = d.stride_b, p.stride_c = d.stride_c, p.stride_d = d.stride_d;
+  static_cast<GemmDesc&>(p) = d;
+  p.stream = stream;
   return p;
 }
 

@@ -20,27 +20,8 @@ namespace gemmlab {
 // fits in int32 unless the kernel declares kLargeOperands (A and B) - C and D are always written
 // through the 64-bit Epilogue (gemm_common.cuh). batch > 1 reaches only kernels with kBatched; the
 // API runs the others once per entry. D == C (in place) has C's dtype and leading dimension.
-struct GemmProblem {
-  Op op_a = Op::N, op_b = Op::N;
-  int64_t m = 0, n = 0, k = 0;
-  float alpha = 1.f, beta = 0.f;
-  const void* A = nullptr;
-  int64_t lda = 0;
-  const void* B = nullptr;
-  int64_t ldb = 0;
-  const void* C = nullptr;  // read only when beta != 0
-  int64_t ldc = 0;
-  DType c_type = DType::F32;
-  void* D = nullptr;  // the output; the old gemm() passes D = C
-  int64_t ldd = 0;
-  DType d_type = DType::F32;
-  const void* bias = nullptr;
-  DType bias_type = DType::F32;
-  Activation act = Activation::None;
-  Precision precision = Precision::FP32;
+struct GemmProblem : GemmDesc {  // the public descriptor's fields, and the stream
   cudaStream_t stream = nullptr;
-  int64_t batch = 1;
-  int64_t stride_a = 0, stride_b = 0, stride_c = 0, stride_d = 0;
 
   // The problem of batch entry b alone (batch 1): the operands' pointers moved to that entry.
   GemmProblem entry(int64_t b) const;
