@@ -329,7 +329,7 @@ def test_activation_values(activation):
     torch.cuda.synchronize()
     ref = ACTIVATIONS[activation](x.double()).expand(-1, 8)
     err = (y.double() - ref).abs().max().item()
-    assert err <= 2e-6, f"{activation}: max abs error {err:.2e}"
+    assert err <= 4e-6, f"{activation}: max abs error {err:.2e}"
     if activation in ("gelu", "gelu_tanh"):
         other = ACTIVATIONS["gelu_tanh" if activation == "gelu" else "gelu"](x.double())
         assert (y[:, :1].double() - other).abs().max().item() > 1e-4
