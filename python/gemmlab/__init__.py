@@ -4,6 +4,8 @@
     a = torch.randn(4097, 4097, device="cuda", dtype=torch.bfloat16)
     y = gemmlab.matmul(a, a.t())          # bf16 result, fp32 accumulation
     gemmlab.auto_kernel(a, a.t())         # which registry kernel that runs
+    bias = torch.zeros(4097, device="cuda", dtype=torch.bfloat16)
+    h = gemmlab.matmul(a, a.t(), bias=bias, activation="gelu")   # gelu(a @ a.t() + bias), one call
 
 matmul, auto_kernel, kernels, GemmlabError; gemmlab.torch (when PyTorch is installed): the torch
 op gemmlab::matmul, Linear and patch(); python -m gemmlab.bench: timings against torch.matmul.

@@ -36,21 +36,25 @@ def describe(x, name):
                     f"__cuda_array_interface__; got {type(x).__name__}")
 
 
-def matmul(a, b, out, alpha, beta, c, precision, kernel):
-    operands = {"a": a, "b": b, "out": out, "c": c if beta != 0 else None}
+def matmul(a, b, out, alpha, beta, c, precision, kernel, bias=None, activation=None,
+           out_dtype=None):
+    operands = {"a": a, "b": b, "out": out, "c": c if beta != 0 else None, "bias": bias}
     info = {name: describe(x, name) for name, x in operands.items() if x is not None}
     for name, i in info.items():
         if not i.on_cuda:
             raise ValueError(f"{name} is on {i.where}; gemmlab.matmul needs CUDA arrays")
+    out_dtype = _checks.dtype_arg(out_dtype)
     _checks.check_problem(info["a"].shape, info["a"].dtype, info["b"].shape, info["b"].dtype,
-                          precision, _pair(info.get("out")), _pair(info.get("c")), beta)
+                          precision, _pair(info.get("out")), _pair(info.get("c")), beta,
+                          _pair(info.get("bias")), activation, out_dtype)
     require_gpu()
     torch = _require_torch()
     from ._matmul import matmul as gemmlab_matmul
     with _stream_of(torch, info):
         t = {name: as_torch(x) for name, x in operands.items() if x is not None}
-        result = gemmlab_matmul(t["a"], t["b"], out=t.get("out"), alpha=alpha, beta=beta,
-                                c=t.get("c"), precision=precision, kernel=kernel)
+        result = gemmlab_matmul(t["a"], t["b"], out=t.get("out"), bias=t.get("bias"),
+                                activation=activation, out_dtype=out_dtype, alpha=alpha,
+                                beta=beta, c=t.get("c"), precision=precision, kernel=kernel)
     return out if out is not None else _like(result, a)
 
 

@@ -5,7 +5,6 @@
 // non-zero status into an exception with status_name() and last_error_message().
 #include <chrono>
 #include <cstdint>
-#include <cstdio>
 #include <string>
 
 #include <cuda_runtime_api.h>
@@ -20,12 +19,14 @@ using namespace nb::literals;
 
 namespace {
 
+using gemmlab::Activation;
+using gemmlab::DType;
 using gemmlab::Op;
 using gemmlab::Precision;
 using gemmlab::Status;
 
-// Errors of this layer itself (a batch entry a named kernel cannot run); empty when the last
-// error is the library's own (gemmlab::last_error_message()).
+// Errors of this layer itself (no device); empty when the last error is the library's own
+// (gemmlab::last_error_message()).
 thread_local std::string g_own_error;
 
 // Makes `device` current for the call and restores the previous device afterwards (the pointers
@@ -48,125 +49,84 @@ class DeviceGuard {
   int previous_ = -1;
 };
 
-// One GEMM as the Python side describes it: the arguments of gemmlab::gemm plus a batch of
-// `batch` problems whose operands lie stride_* bytes apart (0: the same matrix for every entry).
-struct Call {
-  int op_a, op_b;
-  int64_t m, n, k;
-  float alpha;
-  uintptr_t a;
-  int64_t lda;
-  uintptr_t b;
-  int64_t ldb;
-  float beta;
-  uintptr_t c;
-  int64_t ldc;
-  int precision;
-  const char* kernel;
-  uintptr_t stream;
-  int device;
-  int64_t batch, stride_a, stride_b, stride_c;
-};
-
-Status run_entry(const Call& x, int64_t i) {
-  const auto at = [i](uintptr_t base, int64_t stride) { return base + uintptr_t(i * stride); };
-  return gemmlab::gemm(static_cast<Op>(x.op_a), static_cast<Op>(x.op_b), x.m, x.n, x.k, x.alpha,
-                       reinterpret_cast<const void*>(at(x.a, x.stride_a)), x.lda,
-                       reinterpret_cast<const void*>(at(x.b, x.stride_b)), x.ldb, x.beta,
-                       reinterpret_cast<float*>(at(x.c, x.stride_c)), x.ldc,
-                       static_cast<Precision>(x.precision), x.kernel,
-                       reinterpret_cast<cudaStream_t>(x.stream));
+// One call as the Python side describes it: gemmlab::GemmDesc field for field, every pointer an
+// int and every enum its int value (Op, DType, Activation, Precision as in gemmlab.h). Strides
+// are in elements of each operand's storage type, as in GemmDesc (0: the same matrix for every
+// batch entry).
+gemmlab::GemmDesc make_desc(int op_a, int op_b, int64_t m, int64_t n, int64_t k, float alpha,
+                            uintptr_t a, int64_t lda, uintptr_t b, int64_t ldb, float beta,
+                            uintptr_t c, int64_t ldc, int c_type, uintptr_t d, int64_t ldd,
+                            int d_type, uintptr_t bias, int bias_type, int act, int precision,
+                            int64_t batch, int64_t stride_a, int64_t stride_b, int64_t stride_c,
+                            int64_t stride_d) {
+  gemmlab::GemmDesc x;
+  x.op_a = static_cast<Op>(op_a);
+  x.op_b = static_cast<Op>(op_b);
+  x.m = m, x.n = n, x.k = k, x.alpha = alpha, x.beta = beta;
+  x.A = reinterpret_cast<const void*>(a), x.lda = lda;
+  x.B = reinterpret_cast<const void*>(b), x.ldb = ldb;
+  x.C = reinterpret_cast<const void*>(c), x.ldc = ldc, x.c_type = static_cast<DType>(c_type);
+  x.D = reinterpret_cast<void*>(d), x.ldd = ldd, x.d_type = static_cast<DType>(d_type);
+  x.bias = reinterpret_cast<const void*>(bias), x.bias_type = static_cast<DType>(bias_type);
+  x.act = static_cast<Activation>(act);
+  x.precision = static_cast<Precision>(precision);
+  x.batch = batch;
+  x.stride_a = stride_a, x.stride_b = stride_b, x.stride_c = stride_c, x.stride_d = stride_d;
+  return x;
 }
 
-// A named kernel's constraints can depend on each entry's alignment; entries 1.. are checked before
-// anything is enqueued, so that a batch either runs whole or writes nothing (entry 0 is checked
-// by gemm itself, which enqueues nothing on failure). `auto` always finds a kernel for an entry
-// once it found one for entry 0 (the entries differ only in their addresses).
-Status check_named_entries(const Call& x) {
-  if (x.batch < 2) return Status::Success;
-  const gemmlab::KernelDesc* desc = gemmlab::find_kernel(x.kernel);
-  if (desc == nullptr) return Status::Success;  // "auto", or an unknown name that gemm reports
-  int dev = 0, major = 0, minor = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) {
-    cudaGetLastError();
-    return Status::Success;  // gemm on entry 0 reports the device problem
-  }
-  for (int64_t i = 1; i < x.batch; ++i) {
-    gemmlab::GemmProblem p;
-    p.op_a = static_cast<Op>(x.op_a);
-    p.op_b = static_cast<Op>(x.op_b);
-    p.m = x.m, p.n = x.n, p.k = x.k, p.alpha = x.alpha, p.beta = x.beta;
-    p.A = reinterpret_cast<const void*>(x.a + uintptr_t(i * x.stride_a)), p.lda = x.lda;
-    p.B = reinterpret_cast<const void*>(x.b + uintptr_t(i * x.stride_b)), p.ldb = x.ldb;
-    p.C = reinterpret_cast<float*>(x.c + uintptr_t(i * x.stride_c)), p.ldc = x.ldc;
-    p.precision = static_cast<Precision>(x.precision);
-    if (const char* why = gemmlab::kernel_cannot_run(*desc, p, major * 10 + minor)) {
-      char buf[512];
-      std::snprintf(buf, sizeof buf, "KernelUnsupported: kernel '%s' cannot run batch entry %lld: %s",
-                    desc->name, (long long)i, why);
-      g_own_error = buf;
-      return Status::KernelUnsupported;
-    }
-  }
-  return Status::Success;
-}
-
-Status run(const Call& x) {
-  g_own_error.clear();
-  DeviceGuard guard(x.device);
-  if (Status s = check_named_entries(x); s != Status::Success) return s;
-  for (int64_t i = 0; i < x.batch; ++i) {
-    const Status s = run_entry(x, i);
-    if (s != Status::Success) {
-      // Only a CUDA error can stop a batch after entry 0 (the arguments were checked).
-      if (i > 0) g_own_error = std::string(gemmlab::last_error_message()) + " (batch entry " +
-                               std::to_string(i) + "; entries before it were enqueued)";
-      return s;
-    }
-  }
-  return Status::Success;
-}
-
-// The gemm binding: every argument an int or a float, the GIL released around the C++ call.
+// The gemm binding: the whole batch in one gemmlab::gemm(GemmDesc) call (the library checks every
+// entry and enqueues nothing on error), every argument an int or a float, the GIL released
+// around the C++ call.
 int gemm(int op_a, int op_b, int64_t m, int64_t n, int64_t k, float alpha, uintptr_t a, int64_t lda,
-         uintptr_t b, int64_t ldb, float beta, uintptr_t c, int64_t ldc, int precision,
+         uintptr_t b, int64_t ldb, float beta, uintptr_t c, int64_t ldc, int c_type, uintptr_t d,
+         int64_t ldd, int d_type, uintptr_t bias, int bias_type, int act, int precision,
          const char* kernel, uintptr_t stream, int device, int64_t batch, int64_t stride_a,
-         int64_t stride_b, int64_t stride_c) {
-  const Call x{op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, precision, kernel,
-               stream, device, batch, stride_a, stride_b, stride_c};
+         int64_t stride_b, int64_t stride_c, int64_t stride_d) {
+  const gemmlab::GemmDesc x =
+      make_desc(op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, c_type, d, ldd, d_type,
+                bias, bias_type, act, precision, batch, stride_a, stride_b, stride_c, stride_d);
   nb::gil_scoped_release release;
-  return static_cast<int>(run(x));
+  g_own_error.clear();
+  DeviceGuard guard(device);
+  return static_cast<int>(gemmlab::gemm(x, kernel, reinterpret_cast<cudaStream_t>(stream)));
 }
 
-// Host time of `iterations` back-to-back gemm calls made from C++ (no Python in the loop), in
-// seconds per call: the baseline for gemmlab.matmul's Python-side overhead (python -m
-// gemmlab.bench --overhead). Returns a negative value if a call fails.
+// Host time of `iterations` back-to-back gemm(GemmDesc) calls made from C++ (no Python in the
+// loop), in seconds per call: the baseline for gemmlab.matmul's Python-side overhead (python -m
+// gemmlab.bench --overhead). D = op(A) op(B) in d_type, no C, bias or batch. Returns a negative
+// value if a call fails.
 double bench_cpp_calls(int64_t iterations, int op_a, int op_b, int64_t m, int64_t n, int64_t k,
-                       uintptr_t a, int64_t lda, uintptr_t b, int64_t ldb, uintptr_t c,
-                       int64_t ldc, int precision, const char* kernel, uintptr_t stream,
-                       int device) {
-  const Call x{op_a, op_b, m, n, k, 1.f, a, lda, b, ldb, 0.f, c, ldc, precision, kernel,
-               stream, device, 1, 0, 0, 0};
+                       uintptr_t a, int64_t lda, uintptr_t b, int64_t ldb, uintptr_t d,
+                       int64_t ldd, int d_type, int precision, const char* kernel,
+                       uintptr_t stream, int device) {
+  const gemmlab::GemmDesc x = make_desc(op_a, op_b, m, n, k, 1.f, a, lda, b, ldb, 0.f, 0, 0, 0, d,
+                                        ldd, d_type, 0, 0, 0, precision, 1, 0, 0, 0, 0);
   nb::gil_scoped_release release;
+  g_own_error.clear();
+  DeviceGuard guard(device);
+  const auto s = reinterpret_cast<cudaStream_t>(stream);
   const auto t0 = std::chrono::steady_clock::now();
   for (int64_t i = 0; i < iterations; ++i)
-    if (run(x) != Status::Success) return -1.0;
+    if (gemmlab::gemm(x, kernel, s) != Status::Success) return -1.0;
   const std::chrono::duration<double> dt = std::chrono::steady_clock::now() - t0;
   return dt.count() / static_cast<double>(iterations > 0 ? iterations : 1);
 }
 
-// The kernel `auto` would run, or None (the reason: last_error_message()).
-nb::object auto_kernel_name(int op_a, int op_b, int64_t m, int64_t n, int64_t k, uintptr_t a,
-                            int64_t lda, uintptr_t b, int64_t ldb, uintptr_t c, int64_t ldc,
-                            int precision, int device) {
+// The kernel `auto` would run for this call (the arguments of gemm, less kernel and stream), or
+// None (the reason: last_error_message()).
+nb::object auto_kernel_name(int op_a, int op_b, int64_t m, int64_t n, int64_t k, float alpha,
+                            uintptr_t a, int64_t lda, uintptr_t b, int64_t ldb, float beta,
+                            uintptr_t c, int64_t ldc, int c_type, uintptr_t d, int64_t ldd,
+                            int d_type, uintptr_t bias, int bias_type, int act, int precision,
+                            int device, int64_t batch, int64_t stride_a, int64_t stride_b,
+                            int64_t stride_c, int64_t stride_d) {
+  const gemmlab::GemmDesc x =
+      make_desc(op_a, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, c_type, d, ldd, d_type,
+                bias, bias_type, act, precision, batch, stride_a, stride_b, stride_c, stride_d);
   g_own_error.clear();
   DeviceGuard guard(device);
-  const char* name = gemmlab::auto_kernel_name(
-      static_cast<Op>(op_a), static_cast<Op>(op_b), m, n, k, reinterpret_cast<const void*>(a),
-      lda, reinterpret_cast<const void*>(b), ldb, reinterpret_cast<const float*>(c), ldc,
-      static_cast<Precision>(precision));
+  const char* name = gemmlab::auto_kernel_name(x);
   if (name == nullptr) return nb::none();
   return nb::str(name);
 }
@@ -220,14 +180,18 @@ NB_MODULE(_C, m) {
   m.doc() = "gemmlab's C++ API (internal; use gemmlab.matmul)";
   m.attr("__version__") = GEMMLAB_VERSION;
   m.def("gemm", &gemm, "op_a"_a, "op_b"_a, "m"_a, "n"_a, "k"_a, "alpha"_a, "a"_a, "lda"_a, "b"_a,
-        "ldb"_a, "beta"_a, "c"_a, "ldc"_a, "precision"_a, "kernel"_a, "stream"_a, "device"_a,
-        "batch"_a = 1, "stride_a"_a = 0, "stride_b"_a = 0, "stride_c"_a = 0,
-        "C = alpha*op(A)*op(B) + beta*C for each batch entry; returns the gemmlab Status as an int");
+        "ldb"_a, "beta"_a, "c"_a, "ldc"_a, "c_type"_a, "d"_a, "ldd"_a, "d_type"_a, "bias"_a,
+        "bias_type"_a, "act"_a, "precision"_a, "kernel"_a, "stream"_a, "device"_a, "batch"_a,
+        "stride_a"_a, "stride_b"_a, "stride_c"_a, "stride_d"_a,
+        "gemmlab::gemm(GemmDesc): D_b = act(alpha*op(A_b)*op(B_b) + beta*C_b + bias) for every "
+        "batch entry b in one call (strides in elements); returns the gemmlab Status as an int");
   m.def("_bench_cpp_calls", &bench_cpp_calls, "iterations"_a, "op_a"_a, "op_b"_a, "m"_a, "n"_a,
-        "k"_a, "a"_a, "lda"_a, "b"_a, "ldb"_a, "c"_a, "ldc"_a, "precision"_a, "kernel"_a,
-        "stream"_a, "device"_a);
-  m.def("auto_kernel_name", &auto_kernel_name, "op_a"_a, "op_b"_a, "m"_a, "n"_a, "k"_a, "a"_a,
-        "lda"_a, "b"_a, "ldb"_a, "c"_a, "ldc"_a, "precision"_a, "device"_a);
+        "k"_a, "a"_a, "lda"_a, "b"_a, "ldb"_a, "d"_a, "ldd"_a, "d_type"_a, "precision"_a,
+        "kernel"_a, "stream"_a, "device"_a);
+  m.def("auto_kernel_name", &auto_kernel_name, "op_a"_a, "op_b"_a, "m"_a, "n"_a, "k"_a, "alpha"_a,
+        "a"_a, "lda"_a, "b"_a, "ldb"_a, "beta"_a, "c"_a, "ldc"_a, "c_type"_a, "d"_a, "ldd"_a,
+        "d_type"_a, "bias"_a, "bias_type"_a, "act"_a, "precision"_a, "device"_a, "batch"_a,
+        "stride_a"_a, "stride_b"_a, "stride_c"_a, "stride_d"_a);
   m.def("kernels", &kernels);
   m.def("device_count", &device_count);
   m.def("status_name", [](int s) { return std::string(gemmlab::status_name(static_cast<Status>(s))); });
