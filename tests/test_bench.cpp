@@ -1,6 +1,8 @@
 // gemm-bench on the CPU: command-line parsing, and the JSON report validated against the
 // documented schema (docs/bench-schema.json, compiled in: gemm-bench/schema.h), from any working
 // directory.
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -12,10 +14,12 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "gemm-bench/check.h"
 #include "gemm-bench/options.h"
 #include "gemm-bench/report.h"
 #include "gemm-bench/runner.h"
 #include "gemm-bench/schema.h"
+#include "reference/reference.h"
 
 namespace gemmbench {
 namespace {
@@ -143,6 +147,290 @@ TEST(BenchCli, KernelSelection) {
   EXPECT_EQ(select_kernels({"simt/01_naive"}, &err).size(), 1u);
   EXPECT_TRUE(select_kernels({"no/such_kernel"}, &err).empty());
   EXPECT_NE(err.find("no/such_kernel"), std::string::npos);
+}
+
+// ---- the extended call (issue 12): out dtype, bias, activation, strided batches ----
+
+TEST(BenchCli, ExtendedDefaultsArePlain) {
+  Options o;
+  std::string msg;
+  ASSERT_EQ(parse({}, &o, &msg), -1) << msg;
+  EXPECT_EQ(o.out_dtypes, std::vector<gemmlab::DType>{gemmlab::DType::F32});
+  EXPECT_EQ(o.biases, std::vector<BiasKind>{BiasKind::None});
+  EXPECT_EQ(o.acts, std::vector<gemmlab::Activation>{gemmlab::Activation::None});
+  EXPECT_EQ(o.batch, 1);
+  EXPECT_FALSE(o.broadcast_b);
+  EXPECT_FALSE(uses_extended(o));
+  for (const Shape& s : o.sizes) EXPECT_EQ(s.batch, 1);
+}
+
+TEST(BenchCli, ExtendedOptions) {
+  Options o;
+  std::string msg;
+  ASSERT_EQ(parse({"--out-dtype", "bf16,fp16", "--bias", "input,none", "--act", "gelu_tanh,relu,silu",
+                   "--sizes", "512,32:128x128x4096", "--batch", "4", "--broadcast-b", "--cublaslt",
+                   "--kernels", "auto"},
+                  &o, &msg),
+            -1)
+      << msg;
+  EXPECT_EQ(o.out_dtypes, (std::vector<gemmlab::DType>{gemmlab::DType::BF16, gemmlab::DType::F16}));
+  EXPECT_EQ(o.biases, (std::vector<BiasKind>{BiasKind::Input, BiasKind::None}));
+  ASSERT_EQ(o.acts.size(), 3u);
+  EXPECT_EQ(o.acts[0], gemmlab::Activation::GeluTanh);
+  EXPECT_EQ(o.acts[2], gemmlab::Activation::SiLU);
+  ASSERT_EQ(o.sizes.size(), 2u);
+  EXPECT_EQ(o.sizes[0].batch, 4) << "--batch applies to sizes without a B: prefix";
+  EXPECT_EQ(o.sizes[1].batch, 32) << "a B: prefix keeps its own batch";
+  EXPECT_EQ(o.sizes[1].m, 128);
+  EXPECT_EQ(o.sizes[1].k, 4096);
+  EXPECT_EQ(shape_text(o.sizes[1]), "32:128x128x4096");
+  EXPECT_EQ(shape_text(Shape{8, 9, 10}), "8x9x10");
+  EXPECT_TRUE(o.broadcast_b);
+  EXPECT_TRUE(o.cublaslt);
+  EXPECT_TRUE(uses_extended(o));
+  std::string err;
+  EXPECT_TRUE(select_kernels(o.kernels, &err).empty());
+  EXPECT_TRUE(err.empty()) << "'auto' is a pseudo-kernel, not an unknown name: " << err;
+
+  // Each option alone turns the extended path on.
+  for (const std::vector<const char*>& args :
+       std::vector<std::vector<const char*>>{{"--out-dtype", "f16"}, {"--bias", "f32"},
+                                             {"--act", "relu"}, {"--batch", "2"}, {"--sizes", "2:64"}}) {
+    Options x;
+    ASSERT_EQ(parse(args, &x, &msg), -1) << msg;
+    EXPECT_TRUE(uses_extended(x)) << args[0] << " " << args[1];
+  }
+  Options f32;
+  ASSERT_EQ(parse({"--out-dtype", "fp32", "--bias", "none", "--act", "none"}, &f32, &msg), -1) << msg;
+  EXPECT_FALSE(uses_extended(f32)) << "the defaults spelled out are still the plain call";
+}
+
+TEST(BenchCli, ExtendedRejectsBadInput) {
+  const std::vector<std::vector<const char*>> bad = {
+      {"--out-dtype", "fp8"}, {"--out-dtype", "tf32"}, {"--bias", "bf16x"}, {"--act", "gelu"},
+      {"--act", "GELU_TANH"}, {"--batch", "0"},     {"--batch", "-3"},     {"--sizes", "0:512"},
+      {"--sizes", "x:512"},  {"--sizes", ":512"},   {"--sizes", "4:"},     {"--sizes", "2:3:512"},
+      {"--cpu", "--act", "relu"}, {"--cpu", "--sizes", "4:16"}, {"--profile", "simt/sgemm", "--batch", "2"}};
+  for (const auto& args : bad) {
+    Options o;
+    std::string msg;
+    EXPECT_EQ(parse(args, &o, &msg), 2) << args[0] << " " << args[1];
+    EXPECT_FALSE(msg.empty());
+  }
+}
+
+// Every out x bias x act combination once; bias "input" of fp32 inputs is the f32 bias.
+TEST(BenchCli, Variants) {
+  Options o;
+  std::string msg;
+  ASSERT_EQ(parse({"--out-dtype", "f32,bf16", "--bias", "none,f32,input", "--act", "none,gelu_tanh"},
+                  &o, &msg),
+            -1)
+      << msg;
+  const std::vector<Variant> bf16 = variants_for(o, gemmlab::Precision::BF16);
+  EXPECT_EQ(bf16.size(), 2u * 3u * 2u);
+  EXPECT_TRUE(bf16.front().plain());
+  int input_bias = 0;
+  for (const Variant& v : bf16) input_bias += v.has_bias && v.bias_type == gemmlab::DType::BF16;
+  EXPECT_EQ(input_bias, 4);
+  const std::vector<Variant> fp32 = variants_for(o, gemmlab::Precision::FP32);
+  EXPECT_EQ(fp32.size(), 2u * 2u * 2u) << "input == f32 for fp32 inputs";
+  const std::vector<Variant> tf32 = variants_for(o, gemmlab::Precision::TF32);
+  for (const Variant& v : tf32) EXPECT_EQ(v.bias_type, gemmlab::DType::F32);
+  Options plain;
+  ASSERT_EQ(parse({}, &plain, &msg), -1);
+  ASSERT_EQ(variants_for(plain, gemmlab::Precision::FP16).size(), 1u);
+  EXPECT_TRUE(variants_for(plain, gemmlab::Precision::FP16)[0].plain());
+}
+
+// The bench-side reference of the epilogue (check.h).
+TEST(BenchCheck, RoundsLikeTheGpu) {
+  using gemmlab::DType;
+  const double u7 = std::ldexp(1.0, -7), u8 = std::ldexp(1.0, -8);
+  EXPECT_EQ(round_to_dtype(1.0 + u8, DType::BF16), 1.0) << "tie to even";
+  EXPECT_EQ(round_to_dtype(1.0 + 3 * u8, DType::BF16), 1.0 + 2 * u7) << "tie to even";
+  EXPECT_EQ(round_to_dtype(1.0 + 1.1 * u8, DType::BF16), 1.0 + u7);
+  EXPECT_EQ(round_to_dtype(-3.0, DType::BF16), -3.0);
+  EXPECT_TRUE(std::isinf(round_to_dtype(1e39, DType::BF16)));
+  EXPECT_EQ(round_to_dtype(65519.0, DType::F16), 65504.0);
+  EXPECT_TRUE(std::isinf(round_to_dtype(65520.0, DType::F16)));
+  EXPECT_TRUE(std::isinf(round_to_dtype(-70000.0, DType::F16)));
+  EXPECT_LT(round_to_dtype(-70000.0, DType::F16), 0.0);
+  EXPECT_EQ(round_to_dtype(std::ldexp(1.0, -25), DType::F16), 0.0) << "subnormal tie to even";
+  EXPECT_EQ(round_to_dtype(3 * std::ldexp(1.0, -25), DType::F16), std::ldexp(1.0, -23));
+  EXPECT_EQ(round_to_dtype(1.0 + std::ldexp(1.0, -12), DType::F16), 1.0);
+  EXPECT_EQ(round_to_dtype(0.1, DType::F32), static_cast<double>(0.1f));
+  EXPECT_DOUBLE_EQ(unit_roundoff(DType::BF16), u8);
+  EXPECT_DOUBLE_EQ(unit_roundoff(DType::F16), std::ldexp(1.0, -11));
+
+  const uint16_t f16[] = {0x3C00, 0xC000, 0x0001, 0x7C00, 0x7E00, 0x7BFF};
+  EXPECT_EQ(load_dtype(f16, DType::F16, 0), 1.0);
+  EXPECT_EQ(load_dtype(f16, DType::F16, 1), -2.0);
+  EXPECT_EQ(load_dtype(f16, DType::F16, 2), std::ldexp(1.0, -24));
+  EXPECT_TRUE(std::isinf(load_dtype(f16, DType::F16, 3)));
+  EXPECT_TRUE(std::isnan(load_dtype(f16, DType::F16, 4)));
+  EXPECT_EQ(load_dtype(f16, DType::F16, 5), 65504.0);
+  const uint16_t bf16[] = {0x3F80, 0xC040, 0xFFFF};
+  EXPECT_EQ(load_dtype(bf16, DType::BF16, 0), 1.0);
+  EXPECT_EQ(load_dtype(bf16, DType::BF16, 1), -3.0);
+  EXPECT_TRUE(std::isnan(load_dtype(bf16, DType::BF16, 2))) << "the NaN fill before a checked run";
+  const float f32[] = {0.5f, -7.25f};
+  EXPECT_EQ(load_dtype(f32, DType::F32, 1), -7.25);
+}
+
+TEST(BenchCheck, EpilogueReference) {
+  using gemmlab::Activation;
+  using gemmlab::DType;
+  EXPECT_NEAR(activate_ref(1.0, Activation::GeluTanh), 0.8411919906, 1e-9);
+  EXPECT_NEAR(activate_ref(1.0, Activation::GeluErf), 0.8413447461, 1e-9);
+  EXPECT_NEAR(activate_ref(1.0, Activation::SiLU), 0.7310585786, 1e-9);
+  EXPECT_EQ(activate_ref(-2.0, Activation::ReLU), 0.0);
+  EXPECT_EQ(activate_ref(-2.0, Activation::None), -2.0);
+  // 2 x 3 product, bias per column (of D), then the activation, then D's rounding.
+  const double product[] = {1.0, -4.0, 0.5, 2.0, 3.0, -0.25};
+  const double bias[] = {0.5, 1.0, -1.0};
+  double e[6];
+  apply_epilogue_ref(product, 2, 3, bias, Activation::ReLU, DType::F32, e);
+  EXPECT_EQ(std::vector<double>(e, e + 6), (std::vector<double>{1.5, 0.0, 0.0, 2.5, 4.0, 0.0}));
+  apply_epilogue_ref(product, 2, 3, nullptr, Activation::None, DType::F32, e);
+  EXPECT_EQ(std::vector<double>(e, e + 6), std::vector<double>(product, product + 6));
+  const double odd[] = {1.0 + 1.1 * std::ldexp(1.0, -8)};
+  apply_epilogue_ref(odd, 1, 1, nullptr, Activation::None, DType::BF16, e);
+  EXPECT_EQ(e[0], 1.0 + std::ldexp(1.0, -7));
+
+  ErrorSum sum;
+  const float out[] = {1.0f, 2.0f};
+  const double want[] = {1.0, 2.5};
+  sum.add(out, DType::F32, want, 2);
+  EXPECT_NEAR(sum.relative(), 0.5 / std::sqrt(7.25), 1e-12);
+  const float nan[] = {std::nanf("")};
+  sum.add(nan, DType::F32, want, 1);
+  EXPECT_TRUE(std::isinf(sum.relative()));
+  ErrorSum zero;
+  const double zeros[] = {0.0, 0.0};
+  zero.add(out, DType::F32, zeros, 2);
+  EXPECT_NEAR(zero.relative(), std::sqrt(5.0), 1e-12) << "absolute norm where the reference is 0";
+
+  using gemmlab::Precision;
+  EXPECT_EQ(check_bound(Precision::BF16, DType::F32, Activation::None, false), gemmlab::error_bound(Precision::BF16));
+  EXPECT_GT(check_bound(Precision::BF16, DType::BF16, Activation::None, false),
+            check_bound(Precision::BF16, DType::F16, Activation::None, false));
+  EXPECT_LT(check_bound(Precision::BF16, DType::BF16, Activation::None, false), unit_roundoff(DType::BF16) / 2)
+      << "a truncating D would fail";
+  EXPECT_GT(check_bound(Precision::BF16, DType::BF16, Activation::GeluTanh, true),
+            check_bound(Precision::BF16, DType::BF16, Activation::GeluTanh, false));
+}
+
+TEST(BenchCheck, Regions) {
+  auto covered = [](const std::vector<CheckRegion>& r, int64_t entry) {
+    int64_t rows = 0;
+    for (const CheckRegion& g : r) rows += g.entry == entry ? g.rows : 0;
+    return rows;
+  };
+  std::vector<CheckRegion> all = check_regions(64, 512, 512);
+  EXPECT_EQ(all.size(), 64u) << "small batches: every entry, whole";
+  EXPECT_EQ(covered(all, 63), 512);
+  std::vector<CheckRegion> one = check_regions(1, 8192, 8192);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].rows, 8192);
+  std::vector<CheckRegion> many = check_regions(1000, 1024, 1024);
+  ASSERT_EQ(many.size(), 3u) << "big batches: first, middle and last entry";
+  EXPECT_EQ(many[0].entry, 0);
+  EXPECT_EQ(many[2].entry, 999);
+  EXPECT_EQ(many[2].rows, 1024);
+  // D past 2^31 elements: row blocks, the last one reaching the end (past 2^31 elements).
+  std::vector<CheckRegion> big = check_regions(1, 46341, 46341);
+  ASSERT_EQ(big.size(), 3u);
+  EXPECT_EQ(big[0].row0, 0);
+  EXPECT_EQ(big[2].row0 + big[2].rows, 46341);
+  EXPECT_GT((big[2].row0 + big[2].rows) * 46341, int64_t{1} << 31);
+  for (size_t i = 1; i < big.size(); ++i) EXPECT_GE(big[i].row0, big[i - 1].row0 + big[i - 1].rows);
+  EXPECT_TRUE(check_regions(0, 4, 4).empty());
+}
+
+// Rows of the extended call: the JSON fields (schema-valid), the table's epilogue column, and
+// cuBLASLt as the yardstick where there is no cublasGemmEx row.
+TEST(BenchReport, ExtendedRows) {
+  Report r;
+  auto row = [&](const char* kernel, double tflops, double pct, gemmlab::DType out, const char* bias,
+                 gemmlab::Activation act, int64_t batch = 1) {
+    Row x;
+    x.kernel = kernel, x.shape = {512, 512, 512, batch}, x.dtype = gemmlab::Precision::BF16;
+    x.tflops = tflops, x.ms_median = 1.0, x.pct_cublas = pct, x.checked = true, x.pass = true;
+    x.out_dtype = out, x.bias = bias, x.act = act;
+    r.rows.push_back(x);
+    return &r.rows.back();
+  };
+  using gemmlab::Activation;
+  using gemmlab::DType;
+  row("cublaslt", 2.0, 100, DType::BF16, "bf16", Activation::GeluTanh);
+  row("auto", 3.0, 150, DType::BF16, "bf16", Activation::GeluTanh)->auto_kernel = "wgmma/03_tma_wgmma_ws_persistent";
+  Row* skipped = row("cublaslt", 0, 0, DType::BF16, "none", Activation::GeluErf);
+  skipped->status = "skipped: cuBLASLt has no gelu_erf epilogue (its GELU is the tanh form)";
+  skipped->checked = false;
+  row("auto", 1.0, 0, DType::BF16, "none", Activation::GeluErf);
+  row("cublas", 4.0, 100, DType::F32, "none", Activation::None, 64);
+  row("cublaslt", 5.0, 125, DType::F32, "none", Activation::None, 64);
+  row("auto", 4.4, 110, DType::F32, "none", Activation::None, 64);
+
+  const json j = to_json(r);
+  const std::vector<std::string> errs = validate_json(j, bench_schema());
+  EXPECT_TRUE(errs.empty()) << errs.front();
+  EXPECT_EQ(j["rows"][1]["out_dtype"], "bf16");
+  EXPECT_EQ(j["rows"][1]["bias"], "bf16");
+  EXPECT_EQ(j["rows"][1]["act"], "gelu_tanh");
+  EXPECT_EQ(j["rows"][1]["auto_kernel"], "wgmma/03_tma_wgmma_ws_persistent");
+  EXPECT_EQ(j["rows"][4]["batch"], 64);
+  EXPECT_FALSE(j["rows"][0].contains("auto_kernel"));
+  json bad = j;
+  bad["rows"][0]["out_dtype"] = "fp8";
+  EXPECT_FALSE(validate_json(bad, bench_schema()).empty());
+  bad = j;
+  bad["rows"][0]["batch"] = 0;
+  EXPECT_FALSE(validate_json(bad, bench_schema()).empty());
+  bad = j;
+  bad["rows"][0]["act"] = "gelu";
+  EXPECT_FALSE(validate_json(bad, bench_schema()).empty());
+  const std::string csv = to_csv(r);
+  EXPECT_NE(csv.substr(0, csv.find('\n')).find(",out_dtype,bias,act,batch"), std::string::npos);
+
+  EXPECT_EQ(variant_text(r.rows[0]), "out=bf16 bias=bf16 act=gelu_tanh");
+  EXPECT_EQ(variant_text(r.rows[4]), "");
+  EXPECT_EQ(problem_key(r.rows[4]), "bf16 64:512x512x512 NN");
+  std::ostringstream table;
+  print_table(table, r);
+  EXPECT_NE(table.str().find("epilogue"), std::string::npos) << table.str();
+  EXPECT_NE(table.str().find("auto:wgmma/03_tma_wgmma_ws_persistent"), std::string::npos);
+  EXPECT_NE(table.str().find("64:512x512x512"), std::string::npos);
+  EXPECT_NE(table.str().find("pass   out=bf16 bias=bf16 act=gelu_tanh"), std::string::npos) << table.str();
+  EXPECT_NE(table.str().find("skipped: cuBLASLt has no gelu_erf epilogue"), std::string::npos);
+
+  std::ostringstream summary;
+  print_summary(summary, r);
+  const std::string s = summary.str();
+  EXPECT_NE(s.find("cuBLASLt      2.0  -> 150% of cuBLASLt"), std::string::npos) << s;
+  EXPECT_NE(s.find("n/a of cuBLAS (cuBLASLt has no gelu_erf epilogue"), std::string::npos) << s;
+  // The batch's yardstick is its cublas row (cublasGemmStridedBatchedEx), not cuBLASLt beside it.
+  EXPECT_NE(s.find("cuBLAS      4.0  -> 110% of cuBLAS"), std::string::npos) << s;
+  const std::vector<DtypeSummary> d = suite_summary(r);
+  ASSERT_EQ(d.size(), 1u);
+  EXPECT_EQ(d[0].problems, 2) << "gelu_erf has no cuBLAS figure";
+  EXPECT_NEAR(d[0].geomean, std::sqrt(1.5 * 1.1), 1e-12);
+}
+
+// A report of the plain call keeps its layout: no epilogue column, no extended note.
+TEST(BenchReport, PlainTableUnchanged) {
+  Report r;
+  Row x;
+  x.kernel = "cublas", x.shape = {64, 64, 64}, x.ms_median = 1.0, x.tflops = 1.0, x.checked = true,
+  x.pass = true;
+  r.rows = {x};
+  std::ostringstream os;
+  print_table(os, r);
+  EXPECT_EQ(os.str().find("epilogue"), std::string::npos) << os.str();
+  EXPECT_EQ(os.str().find("extended call"), std::string::npos);
+  const std::string last = os.str().substr(os.str().rfind("64x64x64"));
+  EXPECT_NE(last.find("pass\n"), std::string::npos) << "no trailing padding: " << last;
 }
 
 // ---- the report schema: compiled in (gemm-bench/schema.h), so any working directory will do ----

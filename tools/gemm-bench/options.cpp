@@ -6,17 +6,47 @@
 
 namespace gemmbench {
 
+const char* bias_kind_name(BiasKind b) {
+  switch (b) {
+    case BiasKind::None: return "none";
+    case BiasKind::F32: return "f32";
+    case BiasKind::Input: return "input";
+  }
+  return "unknown";
+}
+
+bool uses_extended(const Options& o) {
+  for (gemmlab::DType t : o.out_dtypes)
+    if (t != gemmlab::DType::F32) return true;
+  for (BiasKind b : o.biases)
+    if (b != BiasKind::None) return true;
+  for (gemmlab::Activation a : o.acts)
+    if (a != gemmlab::Activation::None) return true;
+  for (const Shape& s : o.sizes)
+    if (s.batch != 1) return true;
+  return o.batch != 1 || o.broadcast_b || o.cublaslt;
+}
+
 bool parse_shape(const std::string& text, Shape* out) {
+  int64_t batch = 1;
+  std::string body = text;
+  if (const size_t colon = text.find(':'); colon != std::string::npos) {
+    const std::string b = text.substr(0, colon);
+    if (b.empty() || b.size() > 12 || b.find_first_not_of("0123456789") != std::string::npos)
+      return false;
+    batch = std::stoll(b);
+    body = text.substr(colon + 1);
+  }
   std::vector<int64_t> v;
-  std::stringstream ss(text);
+  std::stringstream ss(body);
   std::string part;
   while (std::getline(ss, part, 'x')) {
     if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos) return false;
     if (part.size() > 12) return false;
     v.push_back(std::stoll(part));
   }
-  if (v.size() == 1) *out = {v[0], v[0], v[0]};
-  else if (v.size() == 3) *out = {v[0], v[1], v[2]};
+  if (v.size() == 1) *out = {v[0], v[0], v[0], batch};
+  else if (v.size() == 3) *out = {v[0], v[1], v[2], batch};
   else return false;
   return true;
 }
@@ -48,7 +78,7 @@ bool suite_shapes(const std::string& name, std::vector<Shape>* shapes,
 }
 
 std::string shape_text(const Shape& s) {
-  return std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
+  return (s.batch != 1 ? std::to_string(s.batch) + ":" : std::string()) + std::to_string(s.m) + "x" + std::to_string(s.n) + "x" + std::to_string(s.k);
 }
 
 int parse_options(int argc, const char* const* argv, Options* out, std::string* message) {
@@ -57,16 +87,37 @@ int parse_options(int argc, const char* const* argv, Options* out, std::string* 
       "% of peak, registers, shared memory, occupancy, spills, error vs fp64).\n"
       "With no arguments: the default report (all kernels, fp32/tf32/bf16/fp16, 4096^3 and 4097^3).",
       "gemm-bench"};
-  std::vector<std::string> sizes, dtypes, trans;
+  std::vector<std::string> sizes, dtypes, trans, out_dtypes, biases, acts;
   app.add_option("--kernels,-k", out->kernels,
                  "kernels: registry names, families (simt, mma_sync, wgmma) or 'all' (default)")
       ->delimiter(',');
-  app.add_option("--sizes,-s", sizes, "sizes: N (N^3) or MxNxK, comma-separated (default 4096,4097)")
+  app.add_option("--sizes,-s", sizes,
+                 "sizes: N (N^3) or MxNxK, comma-separated (default 4096,4097); a B: prefix makes a "
+                 "strided batch of B entries (64:512, 32:128x128x4096)")
       ->delimiter(',');
   app.add_option("--suite", out->suite,
                  "a shape suite instead of --sizes: decode, small, deep-k, skinny, large, all");
   app.add_option("--dtype,-d", dtypes, "precisions: fp32,tf32,bf16,fp16 (default all)")->delimiter(',');
   app.add_option("--trans,-t", trans, "op(A)op(B) combinations: NN,NT,TN,TT (default NN)")->delimiter(',');
+  app.add_option("--out-dtype", out_dtypes,
+                 "dtype of D: f32 (default), bf16, f16; a list runs each (the extended call, "
+                 "gemmlab::GemmDesc; cuBLAS side: cuBLASLt)")
+      ->delimiter(',');
+  app.add_option("--bias", biases,
+                 "a bias per column of D: none (default), f32, input (the input dtype); a list runs each")
+      ->delimiter(',');
+  app.add_option("--act", acts,
+                 "activation: none (default), relu, gelu_tanh, gelu_erf, silu; a list runs each "
+                 "(cuBLASLt has no gelu_erf / silu epilogue: no cuBLAS figure there)")
+      ->delimiter(',');
+  app.add_option("--batch", out->batch,
+                 "strided batch of N contiguous entries per size (sizes with a B: prefix keep theirs); "
+                 "cuBLAS side: cublasGemmStridedBatchedEx, plus cuBLASLt")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+  app.add_flag("--broadcast-b", out->broadcast_b,
+               "batches: stride_b = 0, one B (weight matrix) for every entry");
+  app.add_flag("--cublaslt", out->cublaslt,
+               "also time cuBLASLt (cublasLtMatmul) where the plain cublasGemmEx row is the reference");
   app.add_option("--warmup", out->warmup, "untimed runs before timing")->check(CLI::Range(0, 1000));
   app.add_option("--reps,-r", out->reps, "timed runs (the median is reported)")->check(CLI::Range(1, 100000));
   app.add_option("--max-seconds", out->max_seconds_per_row, "time budget of one row; slow rows get fewer reps")
@@ -115,7 +166,47 @@ int parse_options(int argc, const char* const* argv, Options* out, std::string* 
       *message = "gemm-bench: bad size '" + s + "' (use N or MxNxK with positive integers)";
       return 2;
     }
+    if (shape.batch <= 0) {
+      *message = "gemm-bench: bad batch in size '" + s + "' (B:SHAPE with B >= 1)";
+      return 2;
+    }
     out->sizes.push_back(shape);
+  }
+  for (Shape& shape : out->sizes)
+    if (shape.batch == 1) shape.batch = out->batch;
+  for (const std::string& d : out_dtypes) {
+    gemmlab::DType t;
+    if (!gemmlab::parse_dtype(d.c_str(), &t)) {
+      *message = "gemm-bench: unknown --out-dtype '" + d + "' (f32, bf16, f16)";
+      return 2;
+    }
+    out->out_dtypes.push_back(t);
+  }
+  for (const std::string& b : biases) {
+    if (b == "none") out->biases.push_back(BiasKind::None);
+    else if (b == "f32" || b == "fp32") out->biases.push_back(BiasKind::F32);
+    else if (b == "input") out->biases.push_back(BiasKind::Input);
+    else {
+      *message = "gemm-bench: unknown --bias '" + b + "' (none, f32, input)";
+      return 2;
+    }
+  }
+  for (const std::string& a : acts) {
+    gemmlab::Activation act;
+    if (!gemmlab::parse_activation(a.c_str(), &act)) {
+      *message = "gemm-bench: unknown --act '" + a + "' (none, relu, gelu_tanh, gelu_erf, silu)";
+      return 2;
+    }
+    out->acts.push_back(act);
+  }
+  if (out->out_dtypes.empty()) out->out_dtypes = {gemmlab::DType::F32};
+  if (out->biases.empty()) out->biases = {BiasKind::None};
+  if (out->acts.empty()) out->acts = {gemmlab::Activation::None};
+  if ((out->cpu || !out->profile_kernel.empty()) && uses_extended(*out)) {
+    *message = std::string("gemm-bench: ") + (out->cpu ? "--cpu" : "--profile") +
+               " runs the plain call only (no --out-dtype, --bias, --act, --batch, --broadcast-b, "
+               "--cublaslt)";
+    return 2;
   }
   if (dtypes.empty()) dtypes = {"fp32", "tf32", "bf16", "fp16"};
   for (const std::string& d : dtypes) {

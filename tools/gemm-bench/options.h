@@ -10,9 +10,15 @@
 
 namespace gemmbench {
 
+// One problem's shape; batch > 1: a strided batch of that many m x n x k entries.
 struct Shape {
   int64_t m, n, k;
+  int64_t batch = 1;
 };
+
+// --bias: none, an fp32 bias, or one of the input dtype (bf16/fp16; fp32 for fp32/tf32 inputs).
+enum class BiasKind : int { None = 0, F32, Input };
+const char* bias_kind_name(BiasKind b);
 
 struct Options {
   std::vector<std::string> kernels;  // registry names, families ("simt", "mma_sync", "wgmma"), "all"
@@ -20,6 +26,14 @@ struct Options {
   std::vector<gemmlab::Precision> dtypes;
   std::vector<std::pair<gemmlab::Op, gemmlab::Op>> trans;
   std::string suite;  // --suite NAME: the shapes (and transposes) of a named shape suite
+  // The extended call (gemmlab::GemmDesc). Every combination of out dtype x bias x activation is
+  // a variant of each problem; the defaults (f32, none, none) are the plain call.
+  std::vector<gemmlab::DType> out_dtypes;        // --out-dtype (default f32)
+  std::vector<BiasKind> biases;                  // --bias (default none)
+  std::vector<gemmlab::Activation> acts;         // --act (default none)
+  int64_t batch = 1;         // --batch: entries of shapes without their own "B:" prefix
+  bool broadcast_b = false;  // --broadcast-b: stride_b = 0, one B for every batch entry
+  bool cublaslt = false;     // --cublaslt: also time cuBLASLt on plain problems
   int warmup = 3;
   int reps = 20;
   double max_seconds_per_row = 2.0;  // fewer reps for slow rows (never fewer than 3)
@@ -42,7 +56,12 @@ int parse_options(int argc, const char* const* argv, Options* out, std::string* 
 // report's 4096 and 4097), all. False for an unknown name.
 bool suite_shapes(const std::string& name, std::vector<Shape>* shapes, std::vector<std::string>* trans);
 
-// "4096" -> 4096^3, "1000x1025x999" -> m x n x k. False on anything else.
+// Whether any option of the extended call is in use (an out dtype other than f32, a bias, an
+// activation, a batch, --broadcast-b or --cublaslt).
+bool uses_extended(const Options& o);
+
+// "4096" -> 4096^3, "1000x1025x999" -> m x n x k; a "B:" prefix makes it a strided batch of B
+// entries ("64:512", "32:128x128x4096"). False on anything else.
 bool parse_shape(const std::string& text, Shape* out);
 std::string shape_text(const Shape& s);
 

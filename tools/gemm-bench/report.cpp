@@ -40,6 +40,26 @@ std::string device_line(const Report& r) {
 
 std::string speedup_text(double x) { return x > 0 ? fmt("%.1fx", x) : "-"; }
 
+std::string variant_text(const Row& x) {
+  const bool plain = x.out_dtype == gemmlab::DType::F32 && x.bias == "none" &&
+                     x.act == gemmlab::Activation::None;
+  if (plain && !x.broadcast_b) return "";
+  std::string t;
+  if (!plain)
+    t = std::string("out=") + gemmlab::dtype_name(x.out_dtype) + " bias=" + x.bias +
+        " act=" + gemmlab::activation_name(x.act);
+  if (x.broadcast_b) t += std::string(t.empty() ? "" : " ") + "B-broadcast";
+  return t;
+}
+
+std::string problem_key(const Row& x) {
+  const std::string v = variant_text(x);
+  return std::string(gemmlab::precision_name(x.dtype)) + " " + shape_text(x.shape) + " " + x.trans +
+         (v.empty() ? "" : " " + v);
+}
+
+bool is_cublas_row(const Row& x) { return x.kernel == "cublas" || x.kernel == "cublaslt"; }
+
 void print_registry(std::ostream& os) {
   char line[512];
   std::snprintf(line, sizeof line, "%-48s %-9s %4s  %-22s %-7s %s\n", "kernel", "family", "step",
@@ -62,28 +82,40 @@ void print_table(std::ostream& os, const Report& r) {
        << " warm-ups, CUDA events (GPU time: a spin kernel hides host overhead), "
        << (r.options.flush_l2 ? "L2 flushed between runs" : "L2 not flushed")
        << "; error = relative Frobenius vs fp64; cuBLAS in the same run\n";
-  char line[512];
+  bool extended = false;
+  for (const Row& x : r.rows) extended |= !variant_text(x).empty() || x.shape.batch != 1;
+  if (extended)
+    os << "extended call (gemmlab::GemmDesc): B:MxNxK = strided batch of B entries (FLOPs count "
+          "every entry); epilogue = D dtype, bias dtype, activation. %cuBL against cublasGemmEx on "
+          "plain problems, cublasGemmStridedBatchedEx on plain batches (cublaslt rows beside it), "
+          "cuBLASLt (cublasLtMatmul, matching epilogue, D in the out dtype) otherwise; cuBLASLt has "
+          "no gelu_erf / silu epilogue: no cuBLAS figure there (-). Errors vs fp64 with the "
+          "epilogue applied and D's rounding; large results: sampled rows / entries\n";
+  char line[640];
   std::snprintf(line, sizeof line,
-                "%-46s %4s %-16s %-4s %-2s %9s %9s %6s %7s %6s %4s %7s %4s %4s %5s %9s %s\n", "kernel",
+                "%-46s %4s %-16s %-4s %-2s %9s %9s %6s %7s %6s %4s %7s %4s %4s %5s %9s %s%s\n", "kernel",
                 "step", "MxNxK", "type", "op", "ms", "FLOP/s", "%cuBL", "x naive", "%peak", "regs",
-                "smem", "blk", "occ", "spill", "error", "check");
+                "smem", "blk", "occ", "spill", "error", "check", extended ? "  epilogue" : "");
   os << line;
   std::string last_group;
   for (const Row& x : r.rows) {
-    const std::string group = shape_text(x.shape) + gemmlab::precision_name(x.dtype) + x.trans;
+    const std::string group = problem_key(x);
     if (!last_group.empty() && group != last_group) os << "\n";
     last_group = group;
+    const std::string variant = variant_text(x);
+    // "auto" names the kernel it ran.
+    const std::string name = x.auto_kernel.empty() ? x.kernel : x.kernel + ":" + x.auto_kernel;
     if (x.status != "ok") {
-      std::snprintf(line, sizeof line, "%-46s %4d %-16s %-4s %-2s  %s\n", x.kernel.c_str(), x.step,
+      std::snprintf(line, sizeof line, "%-46s %4d %-16s %-4s %-2s  %s%s\n", name.c_str(), x.step,
                     shape_text(x.shape).c_str(), gemmlab::precision_name(x.dtype), x.trans.c_str(),
-                    x.status.c_str());
+                    x.status.c_str(), variant.empty() ? "" : ("  [" + variant + "]").c_str());
       os << line;
       continue;
     }
     const std::string check = !x.checked ? "-" : (x.pass ? "pass" : "FAIL");
     std::snprintf(line, sizeof line,
-                  "%-46s %4d %-16s %-4s %-2s %9.3f %9s %6s %7s %6s %4s %7s %4s %4s %5s %9s %s\n",
-                  x.kernel.c_str(), x.step, shape_text(x.shape).c_str(),
+                  "%-46s %4d %-16s %-4s %-2s %9.3f %9s %6s %7s %6s %4s %7s %4s %4s %5s %9s %s%s\n",
+                  name.c_str(), x.step, shape_text(x.shape).c_str(),
                   gemmlab::precision_name(x.dtype), x.trans.c_str(), x.ms_median, rate(x.tflops).c_str(),
                   pct(x.pct_cublas).c_str(),
                   speedup_text(x.speedup_vs_naive).c_str(),
@@ -93,36 +125,51 @@ void print_table(std::ostream& os, const Report& r) {
                   x.registers ? std::to_string(x.blocks_per_sm).c_str() : "-",
                   x.registers ? pct(100 * x.occupancy).c_str() : "-",
                   x.registers ? std::to_string(x.local_bytes).c_str() : "-",
-                  x.checked ? fmt("%.1e", x.error).c_str() : "-", check.c_str());
+                  x.checked ? fmt("%.1e", x.error).c_str() : "-", check.c_str(),
+                  variant.empty() ? "" : (std::string(5 - check.size(), ' ') + "  " + variant).c_str());
     os << line;
   }
 }
 
 void print_summary(std::ostream& os, const Report& r) {
   if (r.cpu_mode) return;
-  // Best passing gemmlab kernel per dtype, shape and transpose, against cuBLAS in the same run.
+  // Best passing gemmlab kernel per problem (dtype, shape, transpose, variant), against cuBLAS in
+  // the same run: its "cublas" row, else its "cublaslt" row.
   struct Best {
     const Row* best = nullptr;
     const Row* cublas = nullptr;
+    const Row* lt = nullptr;
+    std::string no_cublas;  // why a cuBLAS row was skipped
   };
   std::map<std::string, Best> groups;
   std::vector<std::string> order;
   for (const Row& x : r.rows) {
+    const std::string key = problem_key(x);
+    if (is_cublas_row(x) && x.status.rfind("skipped: ", 0) == 0) {
+      if (!groups.count(key)) order.push_back(key);
+      groups[key].no_cublas = x.status.substr(9);
+      continue;
+    }
     if (x.status != "ok" || (x.checked && !x.pass)) continue;
-    const std::string key = std::string(gemmlab::precision_name(x.dtype)) + " " + shape_text(x.shape) + " " + x.trans;
     if (!groups.count(key)) order.push_back(key);
     Best& b = groups[key];
     if (x.kernel == "cublas") b.cublas = &x;
+    else if (x.kernel == "cublaslt") b.lt = &x;
     else if (!b.best || x.tflops > b.best->tflops) b.best = &x;
   }
   os << "\nSummary: best gemmlab kernel per problem (checked against fp64) vs cuBLAS, same run\n";
-  char line[256];
+  char line[512];
   for (const std::string& key : order) {
     const Best& b = groups[key];
     if (!b.best) continue;
-    std::snprintf(line, sizeof line, "  %-26s %-46s %8.1f TFLOP/s  cuBLAS %8.1f  -> %s of cuBLAS\n",
-                  key.c_str(), b.best->kernel.c_str(), b.best->tflops, b.cublas ? b.cublas->tflops : 0.0,
-                  b.cublas ? pct(b.best->pct_cublas).c_str() : "n/a");
+    const Row* ref = b.cublas ? b.cublas : b.lt;
+    const char* ref_name = b.cublas ? "cuBLAS" : b.lt ? "cuBLASLt" : "cuBLAS";
+    const std::string name =
+        b.best->auto_kernel.empty() ? b.best->kernel : b.best->kernel + ":" + b.best->auto_kernel;
+    std::snprintf(line, sizeof line, "  %-26s %-46s %8.1f TFLOP/s  %s %8.1f  -> %s of %s%s\n",
+                  key.c_str(), name.c_str(), b.best->tflops, ref_name, ref ? ref->tflops : 0.0,
+                  ref ? pct(b.best->pct_cublas).c_str() : "n/a", ref_name,
+                  !ref && !b.no_cublas.empty() ? (" (" + b.no_cublas + ")").c_str() : "");
     os << line;
   }
   print_dtype_summary(os, suite_summary(r));
@@ -130,21 +177,27 @@ void print_summary(std::ostream& os, const Report& r) {
 
 std::vector<DtypeSummary> suite_summary(const Report& r) {
   // The best passing gemmlab row and cuBLAS's row of each problem, then per dtype.
-  std::map<std::string, std::pair<const Row*, const Row*>> best;  // key -> (gemmlab, cuBLAS)
+  struct Best {
+    const Row* gemmlab = nullptr;
+    const Row* cublas = nullptr;
+    const Row* lt = nullptr;
+  };
+  std::map<std::string, Best> best;
   for (const Row& x : r.rows) {
     if (x.status != "ok" || (x.checked && !x.pass) || x.tflops <= 0) continue;
-    auto& b = best[std::string(gemmlab::precision_name(x.dtype)) + " " + shape_text(x.shape) + " " +
-                   x.trans];
-    if (x.kernel == "cublas") b.second = &x;
-    else if (!b.first || x.tflops > b.first->tflops) b.first = &x;
+    Best& b = best[problem_key(x)];
+    if (x.kernel == "cublas") b.cublas = &x;
+    else if (x.kernel == "cublaslt") b.lt = &x;
+    else if (!b.gemmlab || x.tflops > b.gemmlab->tflops) b.gemmlab = &x;
   }
   std::map<std::string, DtypeSummary> by_dtype;
   for (const auto& [key, b] : best) {
-    if (!b.first || !b.second) continue;
-    const std::string dtype = gemmlab::precision_name(b.first->dtype);
+    const Row* ref = b.cublas ? b.cublas : b.lt;
+    if (!b.gemmlab || !ref) continue;
+    const std::string dtype = gemmlab::precision_name(b.gemmlab->dtype);
     DtypeSummary& d = by_dtype[dtype];
     d.dtype = dtype;
-    const double ratio = b.first->tflops / b.second->tflops;
+    const double ratio = b.gemmlab->tflops / ref->tflops;
     d.log_sum += std::log(ratio);
     if (d.problems == 0 || ratio < d.worst_ratio) d.worst_ratio = ratio, d.worst_problem = key;
     ++d.problems;
@@ -222,7 +275,13 @@ nlohmann::json to_json(const Report& r) {
                     {"checked", x.checked},
                     {"pass", x.pass},
                     {"error", x.error},
-                    {"error_bound", x.error_bound}});
+                    {"error_bound", x.error_bound},
+                    {"out_dtype", gemmlab::dtype_name(x.out_dtype)},
+                    {"bias", x.bias},
+                    {"act", gemmlab::activation_name(x.act)},
+                    {"batch", x.shape.batch},
+                    {"broadcast_b", x.broadcast_b}});
+    if (!x.auto_kernel.empty()) rows.back()["auto_kernel"] = x.auto_kernel;
   }
   j["rows"] = rows;
   return j;
@@ -234,7 +293,8 @@ std::string to_csv(const Report& r) {
                                "reps", "ms_median", "ms_min", "ms_max", "tflops", "pct_cublas",
                                "speedup_vs_naive", "pct_peak", "threads_per_block", "registers",
                                "smem_static_bytes", "smem_dynamic_bytes", "blocks_per_sm",
-                               "occupancy", "local_bytes", "checked", "pass", "error", "error_bound"};
+                               "occupancy", "local_bytes", "checked", "pass", "error", "error_bound",
+                               "out_dtype", "bias", "act", "batch"};
   std::ostringstream s;
   s << "device,date";
   for (const char* c : cols) s << "," << c;

@@ -14,10 +14,21 @@ namespace gemmbench {
 // A row's speed-up over simt/01_naive as printed: "12.3x", or "-" where naive was not run (0).
 std::string speedup_text(double speedup_vs_naive);
 
+// The extended call's settings of a row: "" for the plain call (fp32 D, no bias, no activation, B
+// not broadcast), else e.g. "out=bf16 bias=bf16 act=gelu_tanh" (" B-broadcast" for stride_b 0).
+std::string variant_text(const Row& x);
+// One problem of a run, as the summaries name it: "bf16 4096x4096x4096 NN", with the batch
+// ("bf16 64:512x512x512 NN") and the variant after it where there is one.
+std::string problem_key(const Row& x);
+// cuBLAS rows: "cublas" (cublasGemmEx, or cublasGemmStridedBatchedEx on batches) and "cublaslt".
+bool is_cublas_row(const Row& x);
+
 void print_table(std::ostream& os, const Report& r);
 
 // Per dtype, over the problems of a run that have a passing gemmlab row and a cuBLAS row: the
-// geometric mean of best-gemmlab / cuBLAS and the worst problem ("bf16 1x4096x4096 NT").
+// geometric mean of best-gemmlab / cuBLAS and the worst problem ("bf16 1x4096x4096 NT"). A
+// problem's cuBLAS figure is its "cublas" row, else its "cublaslt" row (the variants of the
+// extended call, where cublasGemmEx cannot do the work).
 struct DtypeSummary {
   std::string dtype;
   int problems = 0;

@@ -15,6 +15,8 @@
 #include <nvtx3/nvToolsExt.h>
 #include <unistd.h>
 
+#include "gemm-bench/check.h"
+#include "gemm-bench/cublaslt.h"
 #include "reference/reference.h"
 #include "runtime/device_props.h"
 
@@ -41,7 +43,7 @@ std::vector<const KernelDesc*> select_kernels(const std::vector<std::string>& na
       const KernelDesc& k = gemmlab::all_kernels()[i];
       if (name == "all" || name == k.name || name == k.family) chosen[i] = matched = true;
     }
-    if (!matched && name != "cublas") {
+    if (!matched && name != "cublas" && name != "auto") {
       *error = "gemm-bench: unknown kernel or family '" + name + "' (see --list)";
       return {};
     }
@@ -52,14 +54,44 @@ std::vector<const KernelDesc*> select_kernels(const std::vector<std::string>& na
   return out;
 }
 
+std::vector<Variant> variants_for(const Options& opt, Precision p) {
+  const std::vector<gemmlab::DType> outs =
+      opt.out_dtypes.empty() ? std::vector<gemmlab::DType>{gemmlab::DType::F32} : opt.out_dtypes;
+  const std::vector<BiasKind> biases = opt.biases.empty() ? std::vector<BiasKind>{BiasKind::None} : opt.biases;
+  const std::vector<gemmlab::Activation> acts =
+      opt.acts.empty() ? std::vector<gemmlab::Activation>{gemmlab::Activation::None} : opt.acts;
+  const gemmlab::DType input = p == Precision::BF16   ? gemmlab::DType::BF16
+                               : p == Precision::FP16 ? gemmlab::DType::F16
+                                                      : gemmlab::DType::F32;
+  std::vector<Variant> out;
+  for (gemmlab::DType o : outs)
+    for (BiasKind b : biases)
+      for (gemmlab::Activation a : acts) {
+        Variant v;
+        v.out = o, v.act = a, v.has_bias = b != BiasKind::None;
+        v.bias_type = b == BiasKind::Input ? input : gemmlab::DType::F32;
+        const bool seen = std::any_of(out.begin(), out.end(), [&](const Variant& w) {
+          return w.out == v.out && w.act == v.act && w.has_bias == v.has_bias &&
+                 (!v.has_bias || w.bias_type == v.bias_type);
+        });
+        if (!seen) out.push_back(v);
+      }
+  return out;
+}
+
 namespace {
 
-double flops(const Shape& s) { return 2.0 * s.m * s.n * s.k; }
+double flops(const Shape& s) { return 2.0 * s.m * s.n * s.k * s.batch; }
+
+constexpr size_t kLtWorkspaceBytes = size_t{32} << 20;  // cuBLASLt's workspace (32 MiB)
 
 struct DeviceBuffer {
   void* ptr = nullptr;
   explicit DeviceBuffer(size_t bytes) {
-    if (cudaMalloc(&ptr, std::max<size_t>(bytes, 1)) != cudaSuccess) ptr = nullptr;
+    if (cudaMalloc(&ptr, std::max<size_t>(bytes, 1)) != cudaSuccess) {
+      ptr = nullptr;
+      cudaGetLastError();
+    }
   }
   ~DeviceBuffer() { cudaFree(ptr); }
 };
@@ -142,6 +174,7 @@ cudaDataType_t cuda_input_type(Precision p) {
 
 // cuBLAS for the same problem. Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T.
 // Compute type made explicit: fp32 -> 32F (no TF32), tf32 -> 32F_FAST_TF32, bf16/fp16 -> 32F.
+// The output is p.D (fp32; the plain problem of gemm-bench, beta 0).
 cublasStatus_t cublas_gemm(cublasHandle_t h, const GemmProblem& p) {
   const cublasComputeType_t ct =
       p.precision == Precision::TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
@@ -149,8 +182,49 @@ cublasStatus_t cublas_gemm(cublasHandle_t h, const GemmProblem& p) {
   return cublasGemmEx(h, p.op_b == Op::N ? CUBLAS_OP_N : CUBLAS_OP_T,
                       p.op_a == Op::N ? CUBLAS_OP_N : CUBLAS_OP_T, static_cast<int>(p.n),
                       static_cast<int>(p.m), static_cast<int>(p.k), &p.alpha, p.B, t,
-                      static_cast<int>(p.ldb), p.A, t, static_cast<int>(p.lda), &p.beta, c_f32(p),
-                      CUDA_R_32F, static_cast<int>(p.ldc), ct, CUBLAS_GEMM_DEFAULT);
+                      static_cast<int>(p.ldb), p.A, t, static_cast<int>(p.lda), &p.beta, p.D,
+                      CUDA_R_32F, static_cast<int>(p.ldd), ct, CUBLAS_GEMM_DEFAULT);
+}
+
+// The same over a strided batch (plain batches: the yardstick, cublasGemmStridedBatchedEx).
+cublasStatus_t cublas_gemm_batched(cublasHandle_t h, const GemmProblem& p) {
+  const cublasComputeType_t ct =
+      p.precision == Precision::TF32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  const cudaDataType_t t = cuda_input_type(p.precision);
+  return cublasGemmStridedBatchedEx(
+      h, p.op_b == Op::N ? CUBLAS_OP_N : CUBLAS_OP_T, p.op_a == Op::N ? CUBLAS_OP_N : CUBLAS_OP_T,
+      static_cast<int>(p.n), static_cast<int>(p.m), static_cast<int>(p.k), &p.alpha, p.B, t,
+      static_cast<int>(p.ldb), p.stride_b, p.A, t, static_cast<int>(p.lda), p.stride_a, &p.beta, p.D,
+      CUDA_R_32F, static_cast<int>(p.ldd), p.stride_d, static_cast<int>(p.batch), ct,
+      CUBLAS_GEMM_DEFAULT);
+}
+
+// cuBLAS rows of a variant: the plain call gets cublasGemmEx (batches: cublasGemmStridedBatchedEx),
+// plus cuBLASLt for batches and with --cublaslt; any other variant gets cuBLASLt alone.
+size_t cublas_rows(const Variant& v, const Shape& s, const Options& opt) {
+  if (!v.plain()) return 1;
+  return (s.batch > 1 || opt.cublaslt) ? 2 : 1;
+}
+
+// "out=bf16 bias=bf16 act=gelu_tanh" (progress lines).
+std::string variant_label(const Variant& v) {
+  return std::string("out=") + gemmlab::dtype_name(v.out) +
+         " bias=" + (v.has_bias ? gemmlab::dtype_name(v.bias_type) : "none") +
+         " act=" + gemmlab::activation_name(v.act);
+}
+
+gemmlab::GemmDesc to_desc(const GemmProblem& p) {
+  gemmlab::GemmDesc d;
+  d.op_a = p.op_a, d.op_b = p.op_b, d.m = p.m, d.n = p.n, d.k = p.k;
+  d.alpha = p.alpha, d.beta = p.beta;
+  d.A = p.A, d.lda = p.lda, d.B = p.B, d.ldb = p.ldb;
+  d.C = p.C, d.ldc = p.ldc, d.c_type = p.c_type;
+  d.D = p.D, d.ldd = p.ldd, d.d_type = p.d_type;
+  d.bias = p.bias, d.bias_type = p.bias_type, d.act = p.act;
+  d.precision = p.precision;
+  d.batch = p.batch;
+  d.stride_a = p.stride_a, d.stride_b = p.stride_b, d.stride_c = p.stride_c, d.stride_d = p.stride_d;
+  return d;
 }
 
 void fill_resources(const KernelDesc& k, const GemmProblem& p, const DeviceInfo& dev, Row* row) {
@@ -206,135 +280,255 @@ Report run_gpu_bench(const Options& opt, const DeviceInfo& dev) {
   const std::vector<const KernelDesc*> kernels = select_kernels(opt.kernels, &err);
   const bool want_cublas =
       opt.cublas || std::find(opt.kernels.begin(), opt.kernels.end(), "cublas") != opt.kernels.end();
+  const bool want_auto = std::find(opt.kernels.begin(), opt.kernels.end(), "auto") != opt.kernels.end();
 
   cublasHandle_t handle = nullptr;
   if (want_cublas && cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) handle = nullptr;
+  // cuBLASLt (the extended call's yardstick) only where a row needs it.
+  cublasLtHandle_t lt_handle = nullptr;
+  const bool want_lt = want_cublas && uses_extended(opt);
+  if (want_lt && cublasLtCreate(&lt_handle) != CUBLAS_STATUS_SUCCESS) lt_handle = nullptr;
+  DeviceBuffer lt_workspace(want_lt ? kLtWorkspaceBytes : 0);
   const size_t flush_bytes = static_cast<size_t>(std::max<long long>(dev.l2_bytes, 1 << 20)) * 2;
   DeviceBuffer flush(opt.flush_l2 ? flush_bytes : 0);
 
   size_t total = 0, done = 0;
-  for (Precision d : opt.dtypes)
-    for (const KernelDesc* k : kernels) total += (k->dtypes & gemmlab::dtype_bit(d)) ? 1 : 0;
-  total = (total + (want_cublas ? opt.dtypes.size() : 0)) * opt.sizes.size() * opt.trans.size();
+  for (Precision d : opt.dtypes) {
+    size_t per_variant = want_auto ? 1 : 0;
+    for (const KernelDesc* k : kernels) per_variant += (k->dtypes & gemmlab::dtype_bit(d)) ? 1 : 0;
+    for (const Variant& v : variants_for(opt, d))
+      for (const Shape& s : opt.sizes)
+        total += (per_variant + (want_cublas ? cublas_rows(v, s, opt) : 0)) * opt.trans.size();
+  }
 
   for (Precision dtype : opt.dtypes) {
+    const std::vector<Variant> variants = variants_for(opt, dtype);
     for (const auto& [op_a, op_b] : opt.trans) {
       for (const Shape& s : opt.sizes) {
         const std::string trans = std::string(op_a == Op::N ? "N" : "T") + (op_b == Op::N ? "N" : "T");
-        auto base_row = [&](const std::string& name) {
-          Row r;
-          r.kernel = name, r.shape = s, r.dtype = dtype, r.trans = trans;
-          r.error_bound = gemmlab::error_bound(dtype);
-          return r;
-        };
         TightProblem tp = tight_problem(s, dtype, op_a, op_b);
         GemmProblem& p = tp.p;
         const int64_t ar = tp.ar, ac = tp.ac, br = tp.br, bc = tp.bc;
         const int eb = tp.eb;
-        const double need = double(ar) * ac * eb + double(br) * bc * eb + double(s.m) * s.n * 4 +
-                            (opt.check ? 8.0 * (ar * ac + br * bc + s.m * s.n) : 0.0);
+        // Strided batches: entries back to back (B once with --broadcast-b).
+        const int64_t batch = s.batch;
+        p.batch = batch;
+        p.stride_a = batch > 1 ? ar * ac : 0;
+        p.stride_b = batch > 1 && !opt.broadcast_b ? br * bc : 0;
+        p.stride_d = batch > 1 ? s.m * s.n : 0;
+        const int64_t a_elems = batch * ar * ac, b_elems = (p.stride_b ? batch : 1) * br * bc;
+        const int64_t d_elems = batch * s.m * s.n;
+        int d_bytes = 2;  // per element: room for the widest out dtype of the variants
+        for (const Variant& v : variants) d_bytes = std::max(d_bytes, gemmlab::dtype_bytes(v.out));
+        const std::vector<CheckRegion> regions =
+            opt.check ? check_regions(batch, s.m, s.n) : std::vector<CheckRegion>{};
+        double ref_bytes = 0;  // the fp64 reference's device memory for its largest region
+        for (const CheckRegion& g : regions)
+          ref_bytes = std::max(ref_bytes, 8.0 * (double(g.rows) * s.k + double(br) * bc + double(g.rows) * s.n));
+        const double need = double(a_elems) * eb + double(b_elems) * eb + double(d_elems) * d_bytes +
+                            ref_bytes;
         size_t free_b = 0, total_b = 0;
         cudaMemGetInfo(&free_b, &total_b);
         std::vector<const KernelDesc*> todo;
         for (const KernelDesc* k : kernels)
           if (k->dtypes & gemmlab::dtype_bit(dtype)) todo.push_back(k);
+        auto base_row = [&](const std::string& name, const Variant& v) {
+          Row r;
+          r.kernel = name, r.shape = s, r.dtype = dtype, r.trans = trans;
+          r.out_dtype = v.out, r.act = v.act, r.broadcast_b = batch > 1 && opt.broadcast_b;
+          r.bias = v.has_bias ? gemmlab::dtype_name(v.bias_type) : "none";
+          r.error_bound = check_bound(dtype, v.out, v.act, name == "cublaslt");
+          return r;
+        };
         if (need > 0.95 * free_b) {
-          Row r = base_row(todo.empty() ? "cublas" : todo.front()->name);
+          Row r = base_row(want_auto ? "auto" : todo.empty() ? "cublas" : todo.front()->name, variants.front());
           r.status = "error: problem needs " + gib(need) + " of device memory, " + gib(free_b) + " free";
           rep.rows.push_back(r);
           continue;
         }
-        DeviceBuffer a(ar * ac * eb), b(br * bc * eb), c(s.m * s.n * 4);
-        gemmlab::fill_random_device(a.ptr, ar * ac, dtype, 1000 + s.m);
-        gemmlab::fill_random_device(b.ptr, br * bc, dtype, 2000 + s.n);
-        p.A = a.ptr, p.B = b.ptr, p.C = static_cast<float*>(c.ptr);
-        std::vector<double> ref;
-        std::string ref_err;
-        if (opt.check) {
-          ref.resize(static_cast<size_t>(s.m * s.n));
-          ref_err = gemmlab::reference_gemm_gpu(p, ref.data());
-        }
-        std::vector<float> out(opt.check ? static_cast<size_t>(s.m * s.n) : 0);
-        auto check = [&](const std::function<cudaError_t()>& launch, Row* r) {
-          if (!opt.check) return;
-          if (!ref_err.empty()) {
-            r->status = "error: reference failed: " + ref_err;
-            return;
-          }
-          gemmlab::fill_nan_device(gemmlab::c_f32(p), s.m * s.n);
-          cudaError_t e = launch();
-          if (e == cudaSuccess) e = cudaDeviceSynchronize();
-          if (e == cudaSuccess)
-            e = cudaMemcpy(out.data(), p.C, out.size() * 4, cudaMemcpyDeviceToHost);
-          if (e != cudaSuccess) {
-            r->status = std::string("error: ") + cudaGetErrorString(e);
-            return;
-          }
-          r->checked = true;
-          r->error = gemmlab::relative_error(out.data(), s.n, ref.data(), s.m, s.n);
-          r->pass = r->error <= r->error_bound;
-        };
-
-        const size_t first_row = rep.rows.size();
-        double cublas_ms = 0;
-        if (want_cublas) {
-          progress(opt, ++done, total, "cublas " + shape_text(s) + " " + gemmlab::precision_name(dtype));
-          Row r = base_row("cublas");
-          r.family = "cublas";
-          auto launch = [&]() -> cudaError_t {
-            return cublas_gemm(handle, p) == CUBLAS_STATUS_SUCCESS ? cudaSuccess : cudaErrorUnknown;
-          };
-          if (!handle) {
-            r.status = "error: cublasCreate failed";
-          } else if (std::string e = time_it(launch, opt, flush.ptr, flush_bytes, &r); !e.empty()) {
-            r.status = "error: " + e;
-          } else {
-            cublas_ms = r.ms_median;
-            check(launch, &r);
-          }
+        DeviceBuffer a(a_elems * eb), b(b_elems * eb), d(d_elems * d_bytes);
+        if (!a.ptr || !b.ptr || !d.ptr) {
+          Row r = base_row(want_auto ? "auto" : todo.empty() ? "cublas" : todo.front()->name, variants.front());
+          r.status = "error: cudaMalloc failed (" + gib(need) + " needed)";
           rep.rows.push_back(r);
+          continue;
         }
-        for (const KernelDesc* k : todo) {
-          progress(opt, ++done, total, std::string(k->name) + " " + shape_text(s) + " " + gemmlab::precision_name(dtype));
-          Row r = base_row(k->name);
-          r.step = k->step, r.family = k->family, r.seed = k->seed;
-          if (dev.cc < k->min_cc) {
-            r.status = "skipped: needs sm_" + std::to_string(k->min_cc) + (k->min_cc == 90 ? "a" : "");
-          } else if (const char* why = gemmlab::kernel_cannot_run(*k, p, dev.cc)) {
-            r.status = std::string("skipped: ") + why;
-          } else {
-            fill_resources(*k, p, dev, &r);
+        gemmlab::fill_random_device(a.ptr, a_elems, dtype, 1000 + s.m);
+        gemmlab::fill_random_device(b.ptr, b_elems, dtype, 2000 + s.n);
+        p.A = a.ptr, p.B = b.ptr, p.D = d.ptr, p.ldd = s.n;
+        p.C = nullptr, p.ldc = s.n;  // beta 0: C is never read
+
+        // The fp64 product of every checked region (the epilogue goes on top per variant).
+        std::vector<std::vector<double>> ref(regions.size());
+        std::string ref_err;
+        for (size_t i = 0; i < regions.size() && ref_err.empty(); ++i) {
+          const CheckRegion& g = regions[i];
+          GemmProblem q = p.entry(g.entry);
+          const int64_t a_off = op_a == Op::N ? g.row0 * p.lda : g.row0;  // row g.row0 of op(A)
+          q.A = static_cast<const char*>(q.A) + a_off * eb;
+          q.m = g.rows;
+          ref[i].resize(static_cast<size_t>(g.rows * s.n));
+          ref_err = gemmlab::reference_gemm_gpu(q, ref[i].data());
+        }
+
+        for (const Variant& v : variants) {
+          p.d_type = v.out, p.act = v.act;
+          DeviceBuffer bias(v.has_bias ? s.n * gemmlab::dtype_bytes(v.bias_type) : 0);
+          std::vector<double> bias_host;
+          p.bias = v.has_bias ? bias.ptr : nullptr;
+          p.bias_type = v.has_bias ? v.bias_type : gemmlab::DType::F32;
+          if (v.has_bias) {
+            const Precision storage = v.bias_type == gemmlab::DType::BF16  ? Precision::BF16
+                                      : v.bias_type == gemmlab::DType::F16 ? Precision::FP16
+                                                                           : Precision::FP32;
+            gemmlab::fill_random_device(bias.ptr, s.n, storage, 3000 + s.n);
+            std::vector<char> raw(static_cast<size_t>(s.n * gemmlab::dtype_bytes(v.bias_type)));
+            cudaMemcpy(raw.data(), bias.ptr, raw.size(), cudaMemcpyDeviceToHost);
+            for (int64_t j = 0; j < s.n; ++j) bias_host.push_back(load_dtype(raw.data(), v.bias_type, j));
+          }
+          // What each checked region of D must hold for this variant.
+          std::vector<std::vector<double>> expected(v.plain() ? 0 : regions.size());
+          if (opt.check && ref_err.empty() && !v.plain())
+            for (size_t i = 0; i < regions.size(); ++i) {
+              expected[i].resize(ref[i].size());
+              apply_epilogue_ref(ref[i].data(), regions[i].rows, s.n,
+                                 v.has_bias ? bias_host.data() : nullptr, v.act, v.out, expected[i].data());
+            }
+          const gemmlab::GemmDesc desc = to_desc(p);
+          const int ob = gemmlab::dtype_bytes(v.out);
+          std::vector<char> out_host;
+          auto check = [&](const std::function<cudaError_t()>& launch, Row* r) {
+            if (!opt.check) return;
+            if (!ref_err.empty()) {
+              r->status = "error: reference failed: " + ref_err;
+              return;
+            }
+            cudaError_t e = cudaMemset(d.ptr, 0xff, static_cast<size_t>(d_elems) * ob);  // NaN
+            if (e == cudaSuccess) e = launch();
+            if (e == cudaSuccess) e = cudaDeviceSynchronize();
+            ErrorSum sum;
+            for (size_t i = 0; i < regions.size() && e == cudaSuccess; ++i) {
+              const CheckRegion& g = regions[i];
+              out_host.resize(static_cast<size_t>(g.rows * s.n * ob));
+              const int64_t off = g.entry * p.stride_d + g.row0 * p.ldd;
+              e = cudaMemcpy(out_host.data(), static_cast<char*>(d.ptr) + off * ob, out_host.size(),
+                             cudaMemcpyDeviceToHost);
+              if (e == cudaSuccess)
+                sum.add(out_host.data(), v.out, v.plain() ? ref[i].data() : expected[i].data(),
+                        g.rows * s.n);
+            }
+            if (e != cudaSuccess) {
+              r->status = std::string("error: ") + cudaGetErrorString(e);
+              return;
+            }
+            r->checked = true;
+            r->error = sum.relative();
+            r->pass = r->error <= r->error_bound;
+          };
+          const std::string what = " " + shape_text(s) + " " + gemmlab::precision_name(dtype) +
+                                   (v.plain() ? "" : " " + variant_label(v));
+
+          const size_t first_row = rep.rows.size();
+          double cublas_ms = 0;  // the reference: cublasGemmEx / StridedBatchedEx, else cuBLASLt
+          if (want_cublas && v.plain()) {
+            progress(opt, ++done, total, "cublas" + what);
+            Row r = base_row("cublas", v);
+            r.family = "cublas";
             auto launch = [&]() -> cudaError_t {
-              const gemmlab::Status st = gemmlab::gemm(p.op_a, p.op_b, p.m, p.n, p.k, p.alpha, p.A,
-                                                       p.lda, p.B, p.ldb, p.beta, c_f32(p), p.ldc,
-                                                       p.precision, k->name);
+              const cublasStatus_t st = batch == 1 ? cublas_gemm(handle, p) : cublas_gemm_batched(handle, p);
+              return st == CUBLAS_STATUS_SUCCESS ? cudaSuccess : cudaErrorUnknown;
+            };
+            if (!handle) {
+              r.status = "error: cublasCreate failed";
+            } else if (std::string e = time_it(launch, opt, flush.ptr, flush_bytes, &r); !e.empty()) {
+              r.status = "error: " + e;
+            } else {
+              cublas_ms = r.ms_median;
+              check(launch, &r);
+            }
+            rep.rows.push_back(r);
+          }
+          if (want_cublas && cublas_rows(v, s, opt) > (v.plain() ? 1 : 0)) {
+            progress(opt, ++done, total, "cublaslt" + what);
+            Row r = base_row("cublaslt", v);
+            r.family = "cublas";
+            LtGemm lt;
+            auto launch = [&]() -> cudaError_t {
+              return lt.run() == CUBLAS_STATUS_SUCCESS ? cudaSuccess : cudaErrorUnknown;
+            };
+            if (!lt_handle) {
+              r.status = "error: cublasLtCreate failed";
+            } else if (std::string e = lt.plan(lt_handle, p, lt_workspace.ptr, kLtWorkspaceBytes); !e.empty()) {
+              r.status = e;
+            } else if (std::string e = time_it(launch, opt, flush.ptr, flush_bytes, &r); !e.empty()) {
+              r.status = "error: " + e;
+            } else {
+              if (!v.plain()) cublas_ms = r.ms_median;
+              check(launch, &r);
+            }
+            rep.rows.push_back(r);
+          }
+          auto run_kernel = [&](const KernelDesc* k, Row& r) {
+            fill_resources(*k, p, dev, &r);
+            const char* name = r.kernel == "auto" ? "auto" : k->name;
+            auto launch = [&]() -> cudaError_t {
+              const gemmlab::Status st = gemmlab::gemm(desc, name);
               return st == gemmlab::Status::Success ? cudaSuccess : cudaErrorLaunchFailure;
             };
             if (std::string e = time_it(launch, opt, flush.ptr, flush_bytes, &r); !e.empty())
               r.status = "error: " + e + " (" + gemmlab::last_error_message() + ")";
             else
               check(launch, &r);
+          };
+          if (want_auto) {
+            progress(opt, ++done, total, "auto" + what);
+            Row r = base_row("auto", v);
+            r.family = "auto";
+            const char* chosen = gemmlab::auto_kernel_name(desc);
+            const KernelDesc* k = chosen ? gemmlab::find_kernel(chosen) : nullptr;
+            if (!k) {
+              r.status = std::string("error: auto: ") + gemmlab::last_error_message();
+            } else {
+              r.auto_kernel = k->name, r.step = k->step, r.seed = k->seed;
+              run_kernel(k, r);
+            }
+            rep.rows.push_back(r);
           }
-          rep.rows.push_back(r);
-        }
-        // Ratios within this problem's rows.
-        double naive_ms = 0;
-        for (const Row& r : rep.rows)
-          if (r.kernel == "simt/01_naive" && r.shape.m == s.m && r.shape.n == s.n &&
-              r.shape.k == s.k && r.trans == trans && r.ms_median > 0)
-            naive_ms = r.ms_median;
-        for (size_t i = first_row; i < rep.rows.size(); ++i) {
-          Row& r = rep.rows[i];
-          if (r.ms_median <= 0) continue;
-          if (cublas_ms > 0) r.pct_cublas = 100.0 * cublas_ms / r.ms_median;
-          if (naive_ms > 0) r.speedup_vs_naive = naive_ms / r.ms_median;
-          const double peak = peak_tflops(dev, dtype);
-          if (peak > 0) r.pct_peak = 100.0 * r.tflops / peak;
+          for (const KernelDesc* k : todo) {
+            progress(opt, ++done, total, std::string(k->name) + what);
+            Row r = base_row(k->name, v);
+            r.step = k->step, r.family = k->family, r.seed = k->seed;
+            if (dev.cc < k->min_cc) {
+              r.status = "skipped: needs sm_" + std::to_string(k->min_cc) + (k->min_cc == 90 ? "a" : "");
+            } else if (const char* why = gemmlab::kernel_cannot_run(*k, p, dev.cc)) {
+              r.status = std::string("skipped: ") + why;
+            } else {
+              run_kernel(k, r);
+            }
+            rep.rows.push_back(r);
+          }
+          // Ratios within this problem's rows.
+          double naive_ms = 0;
+          for (const Row& r : rep.rows)
+            if (r.kernel == "simt/01_naive" && r.shape.m == s.m && r.shape.n == s.n &&
+                r.shape.k == s.k && r.shape.batch == s.batch && r.trans == trans &&
+                r.out_dtype == v.out && r.act == v.act &&
+                r.bias == (v.has_bias ? gemmlab::dtype_name(v.bias_type) : "none") && r.ms_median > 0)
+              naive_ms = r.ms_median;
+          for (size_t i = first_row; i < rep.rows.size(); ++i) {
+            Row& r = rep.rows[i];
+            if (r.ms_median <= 0) continue;
+            if (cublas_ms > 0) r.pct_cublas = 100.0 * cublas_ms / r.ms_median;
+            if (naive_ms > 0) r.speedup_vs_naive = naive_ms / r.ms_median;
+            const double peak = peak_tflops(dev, dtype);
+            if (peak > 0) r.pct_peak = 100.0 * r.tflops / peak;
+          }
         }
       }
     }
   }
   if (!opt.quiet && isatty(2)) std::fprintf(stderr, "\r\033[K");
+  if (lt_handle) cublasLtDestroy(lt_handle);
   if (handle) cublasDestroy(handle);
   return rep;
 }

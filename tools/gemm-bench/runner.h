@@ -11,12 +11,18 @@
 namespace gemmbench {
 
 struct Row {
-  std::string kernel;          // registry name, "cublas" or "cpu_fp64_reference"
+  std::string kernel;          // registry name, "auto", "cublas", "cublaslt" or "cpu_fp64_reference"
   int step = 0;                // ladder step (0 for cuBLAS / the CPU reference)
   std::string family, seed;
-  Shape shape{};
+  Shape shape{};               // shape.batch: strided batch entries (FLOPs count every entry)
   gemmlab::Precision dtype = gemmlab::Precision::FP32;
   std::string trans = "NN";
+  // The extended call's settings (defaults: the plain call).
+  gemmlab::DType out_dtype = gemmlab::DType::F32;
+  std::string bias = "none";   // "none" or the bias's dtype: "f32", "bf16", "f16"
+  gemmlab::Activation act = gemmlab::Activation::None;
+  bool broadcast_b = false;    // batches: stride_b = 0
+  std::string auto_kernel;     // kernel "auto": the kernel it ran
   std::string status = "ok";   // "ok", "skipped: <why>", "error: <what>"
   int reps = 0;
   double ms_median = 0, ms_min = 0, ms_max = 0;
@@ -40,7 +46,22 @@ struct Report {
   std::vector<Row> rows;
 };
 
-// The kernels an option list names, in registry order; on an unknown name, *error says which.
+// One epilogue variant of a problem: D's dtype, the bias (has_bias, its dtype) and activation.
+struct Variant {
+  gemmlab::DType out = gemmlab::DType::F32;
+  bool has_bias = false;
+  gemmlab::DType bias_type = gemmlab::DType::F32;
+  gemmlab::Activation act = gemmlab::Activation::None;
+  bool plain() const {
+    return out == gemmlab::DType::F32 && !has_bias && act == gemmlab::Activation::None;
+  }
+};
+// Every combination of --out-dtype x --bias x --act for inputs of precision p (bias "input" is
+// the input dtype: fp32 for fp32/tf32, so it may coincide with "f32"; duplicates are dropped).
+std::vector<Variant> variants_for(const Options& opt, gemmlab::Precision p);
+
+// The kernels an option list names, in registry order; on an unknown name, *error says which
+// ("auto" and "cublas" are not registry kernels and select nothing here).
 std::vector<const gemmlab::KernelDesc*> select_kernels(const std::vector<std::string>& names,
                                                        std::string* error);
 
