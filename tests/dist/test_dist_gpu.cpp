@@ -25,13 +25,18 @@
 namespace gemmlab::test {
 namespace {
 
-// The communicators of all GPUs (at most 8), made once for the whole suite.
+// The communicators of all GPUs (at most 8), made at the first test that needs them and
+// destroyed when the test program ends (CommsEnvironment).
 struct Comms {
   std::vector<ncclComm_t> comms;
   std::string error;
-  static Comms& get() {
-    static Comms c = make();
+  static Comms*& instance() {
+    static Comms* c = nullptr;
     return c;
+  }
+  static Comms& get() {
+    if (!instance()) instance() = new Comms(make());
+    return *instance();
   }
   static Comms make() {
     Comms c;
@@ -48,7 +53,26 @@ struct Comms {
     cudaSetDevice(0);
     return c;
   }
+  static void destroy() {
+    Comms* c = instance();
+    if (!c) return;
+    for (size_t i = 0; i < c->comms.size(); ++i) {
+      cudaSetDevice(static_cast<int>(i));
+      dist::forget(c->comms[i]);
+      ncclCommDestroy(c->comms[i]);
+    }
+    cudaSetDevice(0);
+    delete c;
+    instance() = nullptr;
+  }
 };
+
+class CommsEnvironment : public ::testing::Environment {
+ public:
+  void TearDown() override { Comms::destroy(); }
+};
+::testing::Environment* const kCommsEnvironment =
+    ::testing::AddGlobalTestEnvironment(new CommsEnvironment);
 
 #define GEMMLAB_REQUIRE_COMMS()              \
   do {                                       \
