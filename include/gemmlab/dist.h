@@ -44,9 +44,10 @@
 // Determinism. Results are bit-identical from run to run and for every chunk count: each element
 // of a GEMM output is computed by one kernel over the whole K in that kernel's order (the kernel
 // is chosen once for the whole unsharded shape, and depth splits such as split-k / stream-k are
-// off for these calls), and reduce-scatter never uses NCCL's reduction: the partials travel as
-// they are and are summed in rank order 0..P-1 in fp32 by gemmlab. (The sum does depend on P and
-// on how K is split, like any tensor-parallel GEMM.)
+// off for these calls; fp32 runs simt/15 rather than simt/sgemm, whose thin edge strips sum in
+// another order), and reduce-scatter never uses NCCL's reduction: the partials travel as they are
+// and are summed in rank order 0..P-1 in fp32 by gemmlab. (The sum does depend on P and on how K
+// is split, like any tensor-parallel GEMM.) A kernel named in Options::kernel is used as named.
 //
 // Bad input gets a Status and last_error_message() before anything is enqueued:
 //   WrongDevice: the communicator's device (ncclCommCuDevice) is not the current device, or an

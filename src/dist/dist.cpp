@@ -139,6 +139,13 @@ Status check_common(const GemmDesc& d, ncclComm_t comm, const Options& o, int* d
   return ok();
 }
 
+// simt/sgemm computes a remainder of <= 8 rows as a thin strip, whose dot products add the two
+// halves of each K stage separately: which rows land in a strip depends on the piece's m, so its
+// bits would depend on the chunking. fp32 pieces run this kernel instead (same FFMA order for
+// every element, edge tiles bounds-checked, no split).
+constexpr const char* kStripKernel = "simt/sgemm";
+constexpr const char* kChunkInvariantFp32 = "simt/15_cp_async_multistage";
+
 // The kernel every piece runs: the named one, or what auto picks for the whole unsharded shape
 // (with depth splits off), so that the kernel never depends on the chunking.
 Status pin_kernel(const GemmDesc& whole, const char* kernel, const char** out) {
@@ -146,6 +153,7 @@ Status pin_kernel(const GemmDesc& whole, const char* kernel, const char** out) {
   if (whole.m == 0 || whole.n == 0 || whole.k == 0 || whole.alpha == 0.f) return *out = "auto", ok();
   *out = auto_kernel_name(whole);
   if (*out == nullptr) return fail(Status::KernelUnsupported, "%s", last_error_message());
+  if (std::strcmp(*out, kStripKernel) == 0) *out = kChunkInvariantFp32;
   return ok();
 }
 
