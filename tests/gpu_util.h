@@ -31,6 +31,24 @@ inline std::string gpu_unavailable_reason() {
     if (!why_.empty()) GTEST_SKIP() << "GPU test skipped: " << why_;                 \
   } while (0)
 
+// Number of CUDA devices (0 where they cannot be counted).
+inline int device_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
+
+#define GEMMLAB_REQUIRE_TWO_GPUS()                                                        \
+  do {                                                                                    \
+    GEMMLAB_REQUIRE_GPU();                                                                \
+    if (::gemmlab::test::device_count() < 2)                                              \
+      GTEST_SKIP() << "GPU test skipped: needs 2 GPUs, found "                            \
+                   << ::gemmlab::test::device_count();                                    \
+  } while (0)
+
 // Compute capability of the current device as major * 10 + minor (0 if it cannot be asked).
 inline int current_cc() {
   int dev = 0, major = 0, minor = 0;

@@ -16,22 +16,6 @@
 namespace gemmlab::test {
 namespace {
 
-int device_count() {
-  int n = 0;
-  if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    cudaGetLastError();
-    return 0;
-  }
-  return n;
-}
-
-#define GEMMLAB_REQUIRE_TWO_GPUS()                                                        \
-  do {                                                                                    \
-    GEMMLAB_REQUIRE_GPU();                                                                \
-    if (device_count() < 2)                                                               \
-      GTEST_SKIP() << "GPU test skipped: needs 2 GPUs, found " << device_count();         \
-  } while (0)
-
 // Device 0 current again when a test ends, whatever it switched to.
 struct RestoreDevice {
   ~RestoreDevice() { cudaSetDevice(0); }

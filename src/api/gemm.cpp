@@ -247,20 +247,37 @@ cudaError_t launch_all(const KernelDesc& k, const GemmProblem& p) {
   return cudaSuccess;
 }
 
-// The checked problem p on `kernel` ("auto" or a name).
-Status run(const GemmProblem& p, const char* kernel, bool plain_call) {
+// Every check of a call before it enqueues anything: the kernel name, the problem (host and device
+// side) and, for a named kernel, its constraints. *chosen: the named kernel (null for "auto"),
+// *cc: the device's compute capability, *work: whether there is anything to compute at all.
+Status check(const GemmProblem& p, const char* kernel, bool plain_call, const KernelDesc** chosen,
+             int* cc, bool* work) {
+  *chosen = nullptr, *cc = 0, *work = false;
   if (kernel == nullptr) return fail(Status::InvalidValue, "kernel name is null (use \"auto\")");
   const bool is_auto = std::strcmp(kernel, "auto") == 0;
-  const KernelDesc* chosen = is_auto ? nullptr : find_kernel(kernel);
-  if (!is_auto && !chosen)
+  if (!is_auto && !(*chosen = find_kernel(kernel)))
     return fail(Status::UnknownKernel, "no kernel named '%s' (gemm-bench --list shows them)", kernel);
   if (Status s = validate_host(p, plain_call); s != Status::Success) return s;
   if (p.m == 0 || p.n == 0 || p.batch == 0) return ok();
-
   const bool product = p.k > 0 && p.alpha != 0.f;
-  int cc = 0;
-  if (Status s = validate_device(p, product, &cc); s != Status::Success) return s;
+  if (Status s = validate_device(p, product, cc); s != Status::Success) return s;
+  *work = true;
+  if (product && *chosen)
+    if (const char* why = kernel_cannot_run(**chosen, p, *cc))
+      return fail(Status::KernelUnsupported, "kernel '%s' cannot run this problem: %s",
+                  (*chosen)->name, why);
+  return ok();
+}
 
+// The checked problem p on `kernel` ("auto" or a name).
+Status run(const GemmProblem& p, const char* kernel, bool plain_call) {
+  const KernelDesc* chosen = nullptr;
+  int cc = 0;
+  bool work = false;
+  if (Status s = check(p, kernel, plain_call, &chosen, &cc, &work); s != Status::Success || !work)
+    return s;
+  const bool is_auto = chosen == nullptr;
+  const bool product = p.k > 0 && p.alpha != 0.f;
   if (!product) {
     const cudaError_t e = epilogue_only(p);
     return e == cudaSuccess ? ok()
@@ -277,9 +294,6 @@ Status run(const GemmProblem& p, const char* kernel, bool plain_call) {
     if (count == 0)
       return fail(Status::KernelUnsupported, "no registered kernel can run this %s problem on sm_%d",
                   precision_name(p.precision), cc);
-  } else if (const char* why = kernel_cannot_run(*chosen, p, cc)) {
-    return fail(Status::KernelUnsupported, "kernel '%s' cannot run this problem: %s",
-                chosen->name, why);
   } else {
     candidates[0] = chosen;
   }
@@ -434,5 +448,14 @@ const char* auto_kernel_name(Op op_a, Op op_b, int64_t m, int64_t n, int64_t k, 
 }
 
 const char* auto_kernel_name(const GemmDesc& desc) { return auto_name(make_problem(desc, nullptr)); }
+
+namespace api {
+Status check_gemm(const GemmDesc& desc, const char* kernel) {
+  const KernelDesc* chosen = nullptr;
+  int cc = 0;
+  bool work = false;
+  return check(make_problem(desc, nullptr), kernel, /*plain_call=*/false, &chosen, &cc, &work);
+}
+}  // namespace api
 
 }  // namespace gemmlab

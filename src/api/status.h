@@ -16,5 +16,9 @@ Status ok();
 // The message of the last failing call on this thread ("" after a success).
 const std::string& last_error();
 
+// Everything gemm(desc, kernel) checks before it enqueues anything, without enqueuing: Success,
+// or the status (and message) that gemm(desc, kernel) would return. (src/api/gemm.cpp)
+Status check_gemm(const GemmDesc& desc, const char* kernel);
+
 }  // namespace api
 }  // namespace gemmlab

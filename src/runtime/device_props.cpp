@@ -1,4 +1,5 @@
 #include "runtime/device_props.h"
+#include "runtime/reserve_sms.h"
 
 #include <atomic>
 #include <mutex>
@@ -36,7 +37,18 @@ int device_cc() {
   return major > 0 ? major * 10 + (minor < 0 ? 0 : minor) : 0;
 }
 
-int device_sm_count() { return cached_attribute<cudaDevAttrMultiProcessorCount>(1); }
+namespace {
+thread_local int t_reserved_sms = 0;
+}  // namespace
+
+// device_sm_count() is the multiprocessor count less what a ReserveSms holds back (reserve_sms.h).
+int device_sm_count() {
+  const int sms = cached_attribute<cudaDevAttrMultiProcessorCount>(1) - t_reserved_sms;
+  return sms < 1 ? 1 : sms;
+}
+
+ReserveSms::ReserveSms(int sms) : previous_(t_reserved_sms) { t_reserved_sms = sms < 0 ? 0 : sms; }
+ReserveSms::~ReserveSms() { t_reserved_sms = previous_; }
 
 int device_smem_per_sm() {
   return cached_attribute<cudaDevAttrMaxSharedMemoryPerMultiprocessor>(0);

@@ -57,7 +57,17 @@ cudaError_t pool_of(int dev, cudaMemPool_t* out) {
   return cudaSuccess;
 }
 
+thread_local bool t_no_depth_split = false;
+
 }  // namespace
+
+NoDepthSplit::NoDepthSplit() : previous_(t_no_depth_split) { t_no_depth_split = true; }
+NoDepthSplit::~NoDepthSplit() { t_no_depth_split = previous_; }
+
+cudaError_t workspace_alloc_split(void** ptr, size_t bytes, cudaStream_t stream) {
+  if (t_no_depth_split) return cudaErrorMemoryAllocation;
+  return workspace_alloc(ptr, bytes, stream);
+}
 
 bool workspace_allowed(size_t bytes) {
   return static_cast<uint64_t>(bytes) <= g_call_limit.load(std::memory_order_relaxed);

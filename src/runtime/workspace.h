@@ -22,6 +22,25 @@ cudaError_t workspace_free(void* ptr, cudaStream_t stream);
 // Whether a path that needs `bytes` of scratch may try it at all (the per-call limit).
 bool workspace_allowed(size_t bytes);
 
+// workspace_alloc for the partial sums of a depth split (split-k, stream-k): always
+// cudaErrorMemoryAllocation while a NoDepthSplit lives on this thread, so the kernel takes its
+// plan without a split.
+cudaError_t workspace_alloc_split(void** ptr, size_t bytes, cudaStream_t stream);
+
+// While one lives, gemm() calls on this thread split no dot product over K: each element of D is
+// one pass over the whole depth in the kernel's order, whatever the grid. gemmlab_dist relies on
+// it: a chunk of rows then gets the same bits as the same rows of one larger call of that kernel.
+class NoDepthSplit {
+ public:
+  NoDepthSplit();
+  ~NoDepthSplit();
+  NoDepthSplit(const NoDepthSplit&) = delete;
+  NoDepthSplit& operator=(const NoDepthSplit&) = delete;
+
+ private:
+  bool previous_;
+};
+
 // The public scratch controls (gemmlab.h): per device pool trimming and retention, per-call cap.
 cudaError_t workspace_release(int device);
 cudaError_t workspace_set_retained(uint64_t bytes, int device);

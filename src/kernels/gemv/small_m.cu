@@ -330,7 +330,7 @@ cudaError_t launch(const GemmProblem& p) {
   gemv_plan::Plan pl = plan_of(p, true);
   void* buf = nullptr;
   const size_t bytes = gemv_plan::scratch_bytes(pl);
-  if (bytes > 0 && workspace_alloc(&buf, bytes, p.stream) != cudaSuccess) {
+  if (bytes > 0 && workspace_alloc_split(&buf, bytes, p.stream) != cudaSuccess) {
     buf = nullptr;
     pl = plan_of(p, false);  // no scratch: one block per column tile over the whole depth
   }

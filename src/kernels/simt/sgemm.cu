@@ -109,7 +109,7 @@ cudaError_t alloc_scratch(const TilePlan& L, const TileShape& t, cudaStream_t st
   *buf = nullptr;
   *s = Scratch{};
   if (lay.bytes() == 0) return cudaSuccess;
-  if (cudaError_t e = workspace_alloc(buf, lay.bytes(), stream); e != cudaSuccess) return e;
+  if (cudaError_t e = workspace_alloc_split(buf, lay.bytes(), stream); e != cudaSuccess) return e;
   float* f = static_cast<float*>(*buf);
   s->tile_parts = f, s->sk_parts = f + lay.tile_partials;
   s->strip_parts = s->sk_parts + lay.sk_partials;

@@ -367,7 +367,7 @@ cudaError_t stream_k_scratch(wgmma_plan::PersistentPlan* pl, int sms, cudaStream
   const size_t floats = static_cast<size_t>(tiles) * 2 * kMaxContrib * kPartialFloats;
   void* buf = nullptr;
   const cudaError_t e =
-      workspace_alloc(&buf, floats * sizeof(float) + static_cast<size_t>(tiles) * 2 * 8, stream);
+      workspace_alloc_split(&buf, floats * sizeof(float) + static_cast<size_t>(tiles) * 2 * 8, stream);
   if (e == cudaErrorMemoryAllocation) {
     pl->sk = StreamK{0, 0, 0, 0, 0};
     pl->ctas = tiles < sms ? tiles : sms;
