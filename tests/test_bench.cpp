@@ -281,11 +281,11 @@ TEST(BenchCheck, RoundsLikeTheGpu) {
 TEST(BenchCheck, EpilogueReference) {
   using gemmlab::Activation;
   using gemmlab::DType;
-  EXPECT_NEAR(activate_ref(1.0, Activation::GeluTanh), 0.8411919906, 1e-9);
-  EXPECT_NEAR(activate_ref(1.0, Activation::GeluErf), 0.8413447461, 1e-9);
-  EXPECT_NEAR(activate_ref(1.0, Activation::SiLU), 0.7310585786, 1e-9);
-  EXPECT_EQ(activate_ref(-2.0, Activation::ReLU), 0.0);
-  EXPECT_EQ(activate_ref(-2.0, Activation::None), -2.0);
+  EXPECT_NEAR(gemmlab::activation_ref(Activation::GeluTanh, 1.0), 0.8411919906, 1e-9);
+  EXPECT_NEAR(gemmlab::activation_ref(Activation::GeluErf, 1.0), 0.8413447461, 1e-9);
+  EXPECT_NEAR(gemmlab::activation_ref(Activation::SiLU, 1.0), 0.7310585786, 1e-9);
+  EXPECT_EQ(gemmlab::activation_ref(Activation::ReLU, -2.0), 0.0);
+  EXPECT_EQ(gemmlab::activation_ref(Activation::None, -2.0), -2.0);
   // 2 x 3 product, bias per column (of D), then the activation, then D's rounding.
   const double product[] = {1.0, -4.0, 0.5, 2.0, 3.0, -0.25};
   const double bias[] = {0.5, 1.0, -1.0};

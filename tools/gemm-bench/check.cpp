@@ -35,33 +35,7 @@ double round_to_dtype(double x, DType t) {
   return r;
 }
 
-double load_dtype(const void* base, DType t, int64_t i) {
-  if (t == DType::F32) return static_cast<const float*>(base)[i];
-  const uint16_t h = static_cast<const uint16_t*>(base)[i];
-  if (t == DType::BF16) {
-    const uint32_t u = static_cast<uint32_t>(h) << 16;
-    float f;
-    std::memcpy(&f, &u, 4);
-    return f;
-  }
-  const int sign = h >> 15, exp = (h >> 10) & 0x1f, frac = h & 0x3ff;
-  double v;
-  if (exp == 0) v = std::ldexp(static_cast<double>(frac), -24);
-  else if (exp == 31) v = frac ? std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::infinity();
-  else v = std::ldexp(static_cast<double>(frac + 1024), exp - 25);
-  return sign ? -v : v;
-}
 
-double activate_ref(double x, Activation a) {
-  switch (a) {
-    case Activation::ReLU: return x > 0.0 ? x : 0.0;
-    case Activation::GeluTanh:
-      return 0.5 * x * (1.0 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
-    case Activation::GeluErf: return 0.5 * x * (1.0 + std::erf(x * 0.7071067811865476));
-    case Activation::SiLU: return x / (1.0 + std::exp(-x));
-    default: return x;
-  }
-}
 
 void apply_epilogue_ref(const double* product, int64_t rows, int64_t n, const double* bias,
                         Activation act, DType out, double* expected) {
@@ -69,7 +43,7 @@ void apply_epilogue_ref(const double* product, int64_t rows, int64_t n, const do
     for (int64_t j = 0; j < n; ++j) {
       double x = product[i * n + j];
       if (bias) x += bias[j];
-      x = activate_ref(x, act);
+      x = gemmlab::activation_ref(act, x);
       expected[i * n + j] = out == DType::F32 ? x : round_to_dtype(x, out);
     }
 }

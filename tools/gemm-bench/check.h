@@ -2,14 +2,15 @@
 // shared reference (reference/reference.h) with the epilogue applied on the host - bias, activation
 // and the rounding to D's dtype - compared over the parts of the result it samples.
 //
-// Bench-side and self-contained on purpose: the tests grow a full fp64 reference of the extended
-// call of their own; once both are in, this is the piece to fold into src/reference/.
+// The dtype loads and activations are the tests' (reference/reference.h); what is the bench's own
+// is the sampling of large results and the norm-style bound of its table.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "gemmlab/gemmlab.h"
+#include "reference/reference.h"  // load_dtype, activation_ref
 
 namespace gemmbench {
 
@@ -20,11 +21,8 @@ double unit_roundoff(gemmlab::DType t);
 // __float2bfloat16_rn / __float2half_rn do (f32: the nearest float).
 double round_to_dtype(double x, gemmlab::DType t);
 
-// Element i of a stored array of dtype t (f32, bf16 or f16 bits), as a double.
-double load_dtype(const void* base, gemmlab::DType t, int64_t i);
-
-// act(x) in fp64 (the formulas of gemmlab.h's Activation).
-double activate_ref(double x, gemmlab::Activation a);
+// (Element i of a stored array of dtype t: reference.h's load_dtype; act(x) in fp64:
+// reference.h's activation_ref.)
 
 // expected (rows x n, dense) = act(product + bias[j]) rounded to `out` (f32: not rounded, so the
 // plain call's check is the one gemm-bench always had). bias: n values or null.

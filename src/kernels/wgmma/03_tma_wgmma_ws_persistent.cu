@@ -237,15 +237,12 @@ __device__ __forceinline__ void store_tile(const Epilogue& ep, const float (&d)[
   const int row_hi = kRegisterA ? TileT::register_a_row(1) : fragment_row(1);
   if constexpr (kSwapped) {
     static_assert(kRegisterA, "only tf32 NN is swapped, and it has a register A");
-    // At its register limit: the general epilogue goes out of line (inlined, it spilled).
-    if (!ep.plain)
-      return store_fragment_staged_general<kBN, true, 4>(ep, d, buf, 1 + cw, row_lo, row_hi,
-                                                         row0, col0);
-    store_fragment_staged<kBN, true, 4, true>(ep, d, buf, 1 + cw, row_lo, row_hi, row0, col0);
+    // At its register limit: the general epilogue is a call per float4 (inlined, it spilled).
+    store_fragment_staged<kBN, true, 4, false>(ep, d, buf, 1 + cw, row_lo, row_hi, row0, col0);
   } else if constexpr (!kRegisterA) {
     store_fragment_staged<kBN, false>(ep, d, buf, 1 + cw, row_lo, row_hi, row0, col0);
   } else {  // (tf32 TN/TT, with their two A register sets, would spill in the staged epilogue)
-    store_fragment<kBN>(ep, d, row0 + row_lo, row0 + row_hi, col0);
+    store_fragment<kBN, /*kPerPair=*/true>(ep, d, row0 + row_lo, row0 + row_hi, col0);
   }
 }
 

@@ -34,15 +34,24 @@ __device__ __noinline__ void store_fragment_general(const Epilogue ep, const flo
 }
 
 // row_lo / row_hi: the C rows of the thread's d[4j], d[4j+1] and d[4j+2], d[4j+3].
-template <int kN>
+// kPerPair: the general epilogue as one call per pair, values passed in registers, for kernels
+// whose accumulators are still in the wgmma pipeline's registers (tf32 with A in registers):
+// handing the fragment to a call by reference made ptxas serialize their wgmmas (C7514).
+template <int kN, bool kPerPair = false>
 __device__ __forceinline__ void store_fragment(const Epilogue& ep, const float (&d)[kN / 2],
                                                int row_lo, int row_hi, int col0) {
-  if (!ep.plain) return store_fragment_general<kN>(ep, d, row_lo, row_hi, col0);
+  if constexpr (!kPerPair)
+    if (!ep.plain) return store_fragment_general<kN>(ep, d, row_lo, row_hi, col0);
   const int c = col0 + 2 * (threadIdx.x % 4);
 #pragma unroll
   for (int j = 0; j < kN / 8; ++j) {
-    ep.store2_plain(row_lo, c + 8 * j, d[4 * j + 0], d[4 * j + 1]);
-    ep.store2_plain(row_hi, c + 8 * j, d[4 * j + 2], d[4 * j + 3]);
+    if constexpr (kPerPair) {
+      ep.store2(row_lo, c + 8 * j, d[4 * j + 0], d[4 * j + 1]);
+      ep.store2(row_hi, c + 8 * j, d[4 * j + 2], d[4 * j + 3]);
+    } else {
+      ep.store2_plain(row_lo, c + 8 * j, d[4 * j + 0], d[4 * j + 1]);
+      ep.store2_plain(row_hi, c + 8 * j, d[4 * j + 2], d[4 * j + 3]);
+    }
   }
 }
 
@@ -76,8 +85,9 @@ __device__ __forceinline__ void warpgroup_bar(int id) {
 // row_lo / row_hi: this thread's fragment rows within the warpgroup's 64 (fragment_row or
 // register_a_row); (row0, col0): the fragment's origin in the kernel's result D. kTransposed:
 // D = C^T (a swapped problem), so D(r, c) goes to C(c, r). kUnit: see above (transposed only).
-// kPlainOnly: the caller has checked ep.plain (the stores skip the general path).
-template <int kN, bool kTransposed, int kUnit = 8, bool kPlainOnly = false>
+// kInlineGeneral: the general epilogue inlined in the float4 loop (false: a call per float4,
+// values in registers; for kernels at their register limit, where inlining it spilled).
+template <int kN, bool kTransposed, int kUnit = 8, bool kInlineGeneral = true>
 __device__ __forceinline__ void store_fragment_staged(const Epilogue& ep, const float (&d)[kN / 2],
                                                       float* buf, int wg_bar, int row_lo,
                                                       int row_hi, int row0, int col0) {
@@ -113,21 +123,10 @@ __device__ __forceinline__ void store_fragment_staged(const Epilogue& ep, const 
       const float4 v = *reinterpret_cast<const float4*>(&buf[r * 64 + 4 * (q ^ swz4)]);
       const int dr = kTransposed ? col0 + 64 * chunk + r : row0 + r;
       const int dc = kTransposed ? row0 + 4 * q : col0 + 64 * chunk + 4 * q;
-      if constexpr (kPlainOnly) ep.store4_plain(dr, dc, v);
-      else ep.store4<true>(dr, dc, v);
+      ep.store4<kInlineGeneral>(dr, dc, v);
     }
   }
   warpgroup_bar(wg_bar);  // the buffer is free for the next tile
-}
-
-// The same with the general epilogue, out of line: for kernels at their register limit (tf32
-// with A in registers), where inlining it next to the live accumulators would spill.
-template <int kN, bool kTransposed, int kUnit = 8>
-__device__ __noinline__ void store_fragment_staged_general(const Epilogue ep,
-                                                           const float (&d)[kN / 2], float* buf,
-                                                           int wg_bar, int row_lo, int row_hi,
-                                                           int row0, int col0) {
-  store_fragment_staged<kN, kTransposed, kUnit>(ep, d, buf, wg_bar, row_lo, row_hi, row0, col0);
 }
 
 }  // namespace sm90
