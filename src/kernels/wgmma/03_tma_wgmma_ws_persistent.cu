@@ -227,8 +227,10 @@ __device__ __forceinline__ void consume(float (&d)[kBN / 2], Ring& ring, uint32_
   return true;
 }
 
-// The consumers' epilogue for rows [row0, row0 + 64) of tile column col0.
-template <class TileT, bool kSwapped>
+// The consumers' epilogue for rows [row0, row0 + 64) of tile column col0. kGeneral: the kernel
+// instance for the general epilogue (bias, activation, 16-bit D, C apart from D); the plain
+// instance keeps the fp32 store code alone, so the extension costs plain problems nothing.
+template <class TileT, bool kSwapped, bool kGeneral>
 __device__ __forceinline__ void store_tile(const Epilogue& ep, const float (&d)[kBN / 2],
                                            float* buf, int cw, int row0, int col0) {
   constexpr bool kRegisterA = TileT::kTf32 && !TileT::kAK;
@@ -238,16 +240,19 @@ __device__ __forceinline__ void store_tile(const Epilogue& ep, const float (&d)[
   if constexpr (kSwapped) {
     static_assert(kRegisterA, "only tf32 NN is swapped, and it has a register A");
     // At its register limit: the general epilogue is a call per float4 (inlined, it spilled).
-    store_fragment_staged<kBN, true, 4, false>(ep, d, buf, 1 + cw, row_lo, row_hi, row0, col0);
+    store_fragment_staged<kBN, true, 4, kGeneral ? kStoreCall : kStorePlain>(
+        ep, d, buf, 1 + cw, row_lo, row_hi, row0, col0);
   } else if constexpr (!kRegisterA) {
-    store_fragment_staged<kBN, false>(ep, d, buf, 1 + cw, row_lo, row_hi, row0, col0);
+    store_fragment_staged<kBN, false, 8, kGeneral ? kStoreInline : kStorePlain>(
+        ep, d, buf, 1 + cw, row_lo, row_hi, row0, col0);
   } else {  // (tf32 TN/TT, with their two A register sets, would spill in the staged epilogue)
-    store_fragment<kBN, /*kPerPair=*/true>(ep, d, row0 + row_lo, row0 + row_hi, col0);
+    store_fragment<kBN, /*kPlainOnly=*/!kGeneral>(ep, d, row0 + row_lo, row0 + row_hi, col0);
   }
 }
 
 // kSwapped: the kernel computes C^T (see PreparedOperands) and stores its result transposed.
-template <typename T, bool kAK, bool kBK, bool kSwapped>
+// kGeneral: see store_tile.
+template <typename T, bool kAK, bool kBK, bool kSwapped, bool kGeneral>
 __global__ void __launch_bounds__(kThreads, 1)
     ws_persistent_kernel(const __grid_constant__ CUtensorMap map_a,
                          const __grid_constant__ CUtensorMap map_b,
@@ -316,7 +321,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (signals) mbar_arrive(&ring.empty[prev]);
     if constexpr (kHasStreamK<T>)
       if (sk.ctas > 0 && !reduce_shared_tile(d, sk, ws, tile, cw, &sk_last[cw])) return;
-    store_tile<TileT, kSwapped>(ep.entry(bt.entry, batch.stride_c, batch.stride_d), d, epilogue_buf + cw * (kStagedEpilogueBytes / 4), cw,
+    store_tile<TileT, kSwapped, kGeneral>(ep.entry(bt.entry, batch.stride_c, batch.stride_d), d, epilogue_buf + cw * (kStagedEpilogueBytes / 4), cw,
                                 tc.row0 + 64 * cw, tc.col0);
   });
 #endif
@@ -344,7 +349,9 @@ LaunchConfig config(const GemmProblem& p) {
     using T = typename decltype(tag)::type;
     constexpr bool kAK = decltype(ak)::value, kBK = decltype(bk)::value;
     return by_swap<T, kAK>(kl.swapped, [&](auto sw) {
-      c.kernel = reinterpret_cast<const void*>(ws_persistent_kernel<T, kAK, kBK, decltype(sw)::value>);
+      c.kernel = plain_epilogue(p)
+                     ? reinterpret_cast<const void*>(ws_persistent_kernel<T, kAK, kBK, decltype(sw)::value, false>)
+                     : reinterpret_cast<const void*>(ws_persistent_kernel<T, kAK, kBK, decltype(sw)::value, true>);
       c.smem_bytes = smem_bytes<T, kAK, kBK>();
       return cudaSuccess;
     });
@@ -376,7 +383,7 @@ cudaError_t stream_k_scratch(wgmma_plan::PersistentPlan* pl, int sms, cudaStream
   return cudaSuccess;
 }
 
-template <typename T, bool kAK, bool kBK, bool kSwapped>
+template <typename T, bool kAK, bool kBK, bool kSwapped, bool kGeneral>
 cudaError_t launch_typed(const GemmProblem& p, const PreparedOperands& ops) {
   using TileT = Tile<T, kAK, kBK>;
   static_assert(TileT::kBK * sizeof(T) == 128, "k_blocks_of: 128 bytes of K per stage");
@@ -386,7 +393,7 @@ cudaError_t launch_typed(const GemmProblem& p, const PreparedOperands& ops) {
   if (e == cudaSuccess) e = make_tensor_map(&map_a_edge, ops.a, p.precision, TileT::kEdgeRows);
   if (e == cudaSuccess) e = make_tensor_map(&map_b_edge, ops.b, p.precision, TileT::kEdgeRows);
   if (e != cudaSuccess) return e;
-  auto* kern = ws_persistent_kernel<T, kAK, kBK, kSwapped>;
+  auto* kern = ws_persistent_kernel<T, kAK, kBK, kSwapped, kGeneral>;
   constexpr int smem = smem_bytes<T, kAK, kBK>();
   e = prepare_function(reinterpret_cast<const void*>(kern), smem);
   if (e != cudaSuccess) return e;
@@ -410,7 +417,9 @@ cudaError_t launch(const GemmProblem& p) {
       using T = typename decltype(tag)::type;
       constexpr bool kAK = decltype(ak)::value, kBK = decltype(bk)::value;
       return by_swap<T, kAK>(ops.swapped, [&](auto sw) {
-        return launch_typed<T, kAK, kBK, decltype(sw)::value>(p, ops);
+        constexpr bool kSw = decltype(sw)::value;
+        return plain_epilogue(p) ? launch_typed<T, kAK, kBK, kSw, false>(p, ops)
+                                 : launch_typed<T, kAK, kBK, kSw, true>(p, ops);
       });
     });
   });

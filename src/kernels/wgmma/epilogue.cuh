@@ -19,38 +19,22 @@ __device__ __forceinline__ int fragment_row(int half) {
   return (t / 32) * 16 + (t % 32) / 4 + 8 * half;
 }
 
-// The general epilogue (bias, activation, 16-bit D) of a whole fragment in one call: the
-// fragment goes to local memory once, where a call per pair would save and restore the live
-// accumulators around each of the kN / 4 calls.
-template <int kN>
-__device__ __noinline__ void store_fragment_general(const Epilogue ep, const float (&d)[kN / 2],
-                                                    int row_lo, int row_hi, int col0) {
-  const int c = col0 + 2 * (threadIdx.x % 4);
-#pragma unroll 1
-  for (int j = 0; j < kN / 8; ++j) {
-    ep.store2<true>(row_lo, c + 8 * j, d[4 * j + 0], d[4 * j + 1]);
-    ep.store2<true>(row_hi, c + 8 * j, d[4 * j + 2], d[4 * j + 3]);
-  }
-}
-
 // row_lo / row_hi: the C rows of the thread's d[4j], d[4j+1] and d[4j+2], d[4j+3].
-// kPerPair: the general epilogue as one call per pair, values passed in registers, for kernels
-// whose accumulators are still in the wgmma pipeline's registers (tf32 with A in registers):
-// handing the fragment to a call by reference made ptxas serialize their wgmmas (C7514).
-template <int kN, bool kPerPair = false>
+// The general epilogue goes out as a call per pair with the values in registers: handing the
+// fragment to one call by reference made ptxas serialize the kernel's wgmmas (C7514).
+// kPlainOnly: the caller knows the epilogue is plain (fp32 in place: no general path at all).
+template <int kN, bool kPlainOnly = false>
 __device__ __forceinline__ void store_fragment(const Epilogue& ep, const float (&d)[kN / 2],
                                                int row_lo, int row_hi, int col0) {
-  if constexpr (!kPerPair)
-    if (!ep.plain) return store_fragment_general<kN>(ep, d, row_lo, row_hi, col0);
   const int c = col0 + 2 * (threadIdx.x % 4);
 #pragma unroll
   for (int j = 0; j < kN / 8; ++j) {
-    if constexpr (kPerPair) {
-      ep.store2(row_lo, c + 8 * j, d[4 * j + 0], d[4 * j + 1]);
-      ep.store2(row_hi, c + 8 * j, d[4 * j + 2], d[4 * j + 3]);
-    } else {
+    if constexpr (kPlainOnly) {
       ep.store2_plain(row_lo, c + 8 * j, d[4 * j + 0], d[4 * j + 1]);
       ep.store2_plain(row_hi, c + 8 * j, d[4 * j + 2], d[4 * j + 3]);
+    } else {
+      ep.store2(row_lo, c + 8 * j, d[4 * j + 0], d[4 * j + 1]);
+      ep.store2(row_hi, c + 8 * j, d[4 * j + 2], d[4 * j + 3]);
     }
   }
 }
@@ -85,9 +69,12 @@ __device__ __forceinline__ void warpgroup_bar(int id) {
 // row_lo / row_hi: this thread's fragment rows within the warpgroup's 64 (fragment_row or
 // register_a_row); (row0, col0): the fragment's origin in the kernel's result D. kTransposed:
 // D = C^T (a swapped problem), so D(r, c) goes to C(c, r). kUnit: see above (transposed only).
-// kInlineGeneral: the general epilogue inlined in the float4 loop (false: a call per float4,
-// values in registers; for kernels at their register limit, where inlining it spilled).
-template <int kN, bool kTransposed, int kUnit = 8, bool kInlineGeneral = true>
+// kStore: how each float4 goes out. kStorePlain: the fp32 in-place store only (the caller
+// knows the epilogue is plain); kStoreInline: the general epilogue inlined when it is not;
+// kStoreCall: the general epilogue as a call per float4, values in registers (kernels at their
+// register limit, where inlining it spilled).
+enum StoreMode : int { kStorePlain = 0, kStoreInline = 1, kStoreCall = 2 };
+template <int kN, bool kTransposed, int kUnit = 8, int kStore = kStoreInline>
 __device__ __forceinline__ void store_fragment_staged(const Epilogue& ep, const float (&d)[kN / 2],
                                                       float* buf, int wg_bar, int row_lo,
                                                       int row_hi, int row0, int col0) {
@@ -123,7 +110,8 @@ __device__ __forceinline__ void store_fragment_staged(const Epilogue& ep, const 
       const float4 v = *reinterpret_cast<const float4*>(&buf[r * 64 + 4 * (q ^ swz4)]);
       const int dr = kTransposed ? col0 + 64 * chunk + r : row0 + r;
       const int dc = kTransposed ? row0 + 4 * q : col0 + 64 * chunk + 4 * q;
-      ep.store4<kInlineGeneral>(dr, dc, v);
+      if constexpr (kStore == kStorePlain) ep.store4_plain(dr, dc, v);
+      else ep.store4<kStore == kStoreInline>(dr, dc, v);
     }
   }
   warpgroup_bar(wg_bar);  // the buffer is free for the next tile
