@@ -7,7 +7,7 @@
 // block happens to be last) and runs the normal epilogue, beta * C included. Compared with atomic
 // adds into C after a separate beta pass, this
 //  - is deterministic: the same inputs give bit-identical results from run to run;
-//  - needs no pass over C before the GEMM (scale_c), and never reads C when beta = 0;
+//  - needs no pass over C before the GEMM, and never reads C when beta = 0;
 //  - does not depend on C's alignment: 16-byte vector atomics need 16-byte aligned C rows, and
 //    with ldc % 4 != 0 the fallback of one atomic per element cost 1025^3 ~15% (25.5 -> 29.5
 //    TFLOP/s on H100 with this scheme, with the partial k-tile change of simt/13).
