@@ -86,6 +86,53 @@ __device__ __forceinline__ float activate(float x, Activation a) {
   }
 }
 
+// activate() over N values: one test of the activation for all of them (the general epilogue's
+// code stays one copy of each function, not one per element).
+template <int N>
+__device__ __forceinline__ void activate_n(float (&v)[N], Activation a) {
+  switch (a) {
+    case Activation::ReLU:
+#pragma unroll
+      for (int i = 0; i < N; ++i) v[i] = activate(v[i], Activation::ReLU);
+      break;
+    case Activation::GeluTanh:
+#pragma unroll
+      for (int i = 0; i < N; ++i) v[i] = activate(v[i], Activation::GeluTanh);
+      break;
+    case Activation::GeluErf:
+#pragma unroll
+      for (int i = 0; i < N; ++i) v[i] = activate(v[i], Activation::GeluErf);
+      break;
+    case Activation::SiLU:
+#pragma unroll
+      for (int i = 0; i < N; ++i) v[i] = activate(v[i], Activation::SiLU);
+      break;
+    default: break;
+  }
+}
+
+// v[i] += scale * base[off + i] for i < valid (N at most), base in dtype t: one test of the dtype.
+template <int N>
+__device__ __forceinline__ void add_n(float (&v)[N], const void* base, DType t, int64_t off,
+                                      int valid, float scale) {
+  if (t == DType::F32) {
+    const float* p = static_cast<const float*>(base) + off;
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+      if (i < valid) v[i] = fmaf(scale, p[i], v[i]);
+  } else if (t == DType::BF16) {
+    const __nv_bfloat16* p = static_cast<const __nv_bfloat16*>(base) + off;
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+      if (i < valid) v[i] = fmaf(scale, __bfloat162float(p[i]), v[i]);
+  } else {
+    const __half* p = static_cast<const __half*>(base) + off;
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+      if (i < valid) v[i] = fmaf(scale, __half2float(p[i]), v[i]);
+  }
+}
+
 struct Epilogue {
   void* D;
   const void* C;
@@ -117,58 +164,103 @@ struct Epilogue {
     if (bias) x += load_as_float(bias, bias_type, c);
     return activate(x, act);
   }
-  // N consecutive elements of row r from column c (N = 1, 2, 4), any dtype, bounds-checked: one
-  // vector store where they are in bounds and aligned, else pairs or single elements.
+  // The epilogue of N consecutive elements of row r from column c, v holding their accumulators
+  // (elements past n are computed from garbage and never stored).
+  template <int N>
+  __device__ __forceinline__ void compute(int r, int c, float (&v)[N]) const {
+    const int valid = n - c;  // elements in bounds: min(N, valid)
+#pragma unroll
+    for (int i = 0; i < N; ++i) v[i] *= alpha;
+    if (beta != 0.f) add_n<N>(v, C, c_type, static_cast<int64_t>(r) * ldc + c, valid, beta);
+    if (bias) add_n<N>(v, bias, bias_type, c, valid, 1.f);
+    activate_n<N>(v, act);
+  }
+  // v (N = 1, 2, 4, 8 final values) into D at (r, c) in D's dtype, bounds-checked: one vector
+  // store where they are in bounds and aligned, else pairs or single elements.
+  template <int N>
+  __device__ __forceinline__ void put(int r, int c, const float (&v)[N]) const {
+    const int64_t off = static_cast<int64_t>(r) * ldd + c;
+    if constexpr (N == 8) {
+      const uintptr_t addr = reinterpret_cast<uintptr_t>(
+          static_cast<char*>(D) + off * (d_type == DType::F32 ? 4 : 2));
+      if (c + 7 < n && addr % 16 == 0) {
+        if (d_type == DType::F32) {
+          float4* dst = reinterpret_cast<float4*>(addr);
+          dst[0] = make_float4(v[0], v[1], v[2], v[3]);
+          dst[1] = make_float4(v[4], v[5], v[6], v[7]);
+        } else {
+          uint32_t w[4];
+#pragma unroll
+          for (int i = 0; i < 4; ++i) w[i] = pack16(v[2 * i], v[2 * i + 1]);
+          *reinterpret_cast<uint4*>(addr) = make_uint4(w[0], w[1], w[2], w[3]);
+        }
+        return;
+      }
+      const float lo[4] = {v[0], v[1], v[2], v[3]}, hi[4] = {v[4], v[5], v[6], v[7]};
+      put<4>(r, c, lo);
+      put<4>(r, c + 4, hi);
+      return;
+    } else {
+      if (d_type == DType::F32) {
+        float* dst = Df() + off;
+        const uintptr_t addr = reinterpret_cast<uintptr_t>(dst);
+        if (N == 4 && c + 3 < n && addr % 16 == 0) {
+          *reinterpret_cast<float4*>(dst) = make_float4(v[0], v[1], v[2], v[N - 1]);
+        } else if (N >= 2 && c + N - 1 < n && addr % 8 == 0) {
+#pragma unroll
+          for (int i = 0; i < N; i += 2)
+            *reinterpret_cast<float2*>(dst + i) = make_float2(v[i], v[(i + 1) % N]);
+        } else {
+#pragma unroll
+          for (int i = 0; i < N; ++i)
+            if (c + i < n) dst[i] = v[i];
+        }
+        return;
+      }
+      // 16-bit D: pairs packed in 32 bits.
+      uint16_t* dst = static_cast<uint16_t*>(D) + off;
+      const uintptr_t addr = reinterpret_cast<uintptr_t>(dst);
+      if (N == 4 && c + 3 < n && addr % 8 == 0) {
+        *reinterpret_cast<uint2*>(dst) =
+            make_uint2(pack16(v[0], v[1 % N]), pack16(v[2 % N], v[3 % N]));
+      } else if (N >= 2 && c + N - 1 < n && addr % 4 == 0) {
+#pragma unroll
+        for (int i = 0; i < N; i += 2)
+          reinterpret_cast<uint32_t*>(dst)[i / 2] = pack16(v[i], v[(i + 1) % N]);
+      } else {
+#pragma unroll
+        for (int i = 0; i < N; ++i)
+          if (c + i < n) dst[i] = static_cast<uint16_t>(pack16(v[i], 0.f));
+      }
+    }
+  }
+  // Two values rounded to D's 16-bit dtype, packed (x in the low half).
+  __device__ __forceinline__ uint32_t pack16(float x, float y) const {
+    if (d_type == DType::BF16) {
+      const __nv_bfloat162 h = __floats2bfloat162_rn(x, y);
+      return *reinterpret_cast<const uint32_t*>(&h);
+    }
+    const __half2 h = __floats2half2_rn(x, y);
+    return *reinterpret_cast<const uint32_t*>(&h);
+  }
+  // N consecutive elements of row r from column c (N = 1, 2, 4), any dtype, bounds-checked.
   template <int N>
   __device__ __forceinline__ void store_general(int r, int c, float4 a) const {
     if (r >= m) return;
     const float acc[4] = {a.x, a.y, a.z, a.w};
     float v[N];
 #pragma unroll
-    for (int i = 0; i < N; ++i) v[i] = c + i < n ? value(r, c + i, acc[i]) : 0.f;
-    const int64_t off = static_cast<int64_t>(r) * ldd + c;
-    if (d_type == DType::F32) {
-      float* dst = Df() + off;
-      const uintptr_t addr = reinterpret_cast<uintptr_t>(dst);
-      if (N == 4 && c + 3 < n && addr % 16 == 0) {
-        *reinterpret_cast<float4*>(dst) = make_float4(v[0], v[1], v[2], v[N - 1]);
-      } else if (N >= 2 && c + N - 1 < n && addr % 8 == 0) {
-#pragma unroll
-        for (int i = 0; i < N; i += 2)
-          *reinterpret_cast<float2*>(dst + i) = make_float2(v[i], v[(i + 1) % N]);
-      } else {
-#pragma unroll
-        for (int i = 0; i < N; ++i)
-          if (c + i < n) dst[i] = v[i];
-      }
-      return;
-    }
-    // 16-bit D: pairs packed in 32 bits.
-    uint16_t h[N];
-#pragma unroll
-    for (int i = 0; i < N; ++i) {
-      if (d_type == DType::BF16) {
-        const __nv_bfloat16 x = __float2bfloat16_rn(v[i]);
-        h[i] = *reinterpret_cast<const uint16_t*>(&x);
-      } else {
-        const __half x = __float2half_rn(v[i]);
-        h[i] = *reinterpret_cast<const uint16_t*>(&x);
-      }
-    }
-    uint16_t* dst = static_cast<uint16_t*>(D) + off;
-    const uintptr_t addr = reinterpret_cast<uintptr_t>(dst);
-    if (N == 4 && c + 3 < n && addr % 8 == 0) {
-      *reinterpret_cast<uint2*>(dst) = make_uint2(h[0] | (uint32_t(h[1 % N]) << 16),
-                                                  h[2 % N] | (uint32_t(h[3 % N]) << 16));
-    } else if (N >= 2 && c + N - 1 < n && addr % 4 == 0) {
-#pragma unroll
-      for (int i = 0; i < N; i += 2)
-        reinterpret_cast<uint32_t*>(dst)[i / 2] = h[i] | (uint32_t(h[(i + 1) % N]) << 16);
-    } else {
-#pragma unroll
-      for (int i = 0; i < N; ++i)
-        if (c + i < n) dst[i] = h[i];
-    }
+    for (int i = 0; i < N; ++i) v[i] = acc[i];
+    compute<N>(r, c, v);
+    put<N>(r, c, v);
+  }
+  // Eight consecutive elements (a, then b), the general epilogue inlined: one 16-byte store of a
+  // 16-bit D where in bounds and aligned.
+  __device__ __forceinline__ void store8_general(int r, int c, float4 a, float4 b) const {
+    if (r >= m) return;
+    float v[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+    compute<8>(r, c, v);
+    put<8>(r, c, v);
   }
 
   // The stores below take the general path out of line (a call) unless kInline: a call keeps

@@ -76,20 +76,24 @@ struct Ring {
 };
 
 // Calls seg(tile, kb_begin, kb_end) for this CTA's work in order: one tile at a time (stride
-// gridDim.x), or its stream-k run cut at tile boundaries.
+// gridDim.x), or its stream-k run cut at tile boundaries. One call site: the consumers' whole body
+// (main loop and epilogue) is inlined into seg, and a second site would double the kernel's code.
 template <bool kSk, typename Seg>
 __device__ __forceinline__ void for_each_segment(int tiles, int num_kb, const StreamK& sk,
                                                  Seg&& seg) {
   const int cta = blockIdx.x;
-  if (!kSk || sk.ctas == 0) {
-    for (int tile = cta; tile < tiles; tile += gridDim.x) seg(tile, 0, num_kb);
-    return;
-  }
-  const int end = min((cta + 1) * sk.iters, tiles * num_kb);
-  for (int it = cta * sk.iters; it < end;) {
-    const StreamKSegment g = stream_k_segment(it, end, num_kb);
-    seg(g.tile, g.k_begin, g.k_end);
-    it += g.k_end - g.k_begin;
+  const bool sk_on = kSk && sk.ctas != 0;
+  const int end = sk_on ? min((cta + 1) * sk.iters, tiles * num_kb) : tiles;
+  for (int it = sk_on ? cta * sk.iters : cta; it < end;) {
+    int tile = it, kb0 = 0, kb1 = num_kb;
+    if (sk_on) {
+      const StreamKSegment g = stream_k_segment(it, end, num_kb);
+      tile = g.tile, kb0 = g.k_begin, kb1 = g.k_end;
+      it += kb1 - kb0;
+    } else {
+      it += gridDim.x;
+    }
+    seg(tile, kb0, kb1);
   }
 }
 

@@ -74,35 +74,54 @@ __device__ __forceinline__ void warpgroup_bar(int id) {
 // kStoreCall: the general epilogue as a call per float4, values in registers (kernels at their
 // register limit, where inlining it spilled).
 enum StoreMode : int { kStorePlain = 0, kStoreInline = 1, kStoreCall = 2 };
-template <int kN, bool kTransposed, int kUnit = 8, int kStore = kStoreInline>
-__device__ __forceinline__ void store_fragment_staged(const Epilogue& ep, const float (&d)[kN / 2],
-                                                      float* buf, int wg_bar, int row_lo,
-                                                      int row_hi, int row0, int col0) {
-  static_assert(kN % 64 == 0, "whole 64-column chunks");
-  const int lane = threadIdx.x % 128, t = lane % 4;
+// Chunk `chunk` (64 columns) of the fragment into the buffer.
+template <int kN, bool kTransposed, int kUnit>
+__device__ __forceinline__ void stage_chunk(const float (&d)[kN / 2], float* buf, int chunk,
+                                            int row_lo, int row_hi) {
+  const int t = threadIdx.x % 4;
 #pragma unroll
-  for (int chunk = 0; chunk < kN / 64; ++chunk) {
-    if (chunk > 0) warpgroup_bar(wg_bar);  // the previous chunk has been read
-#pragma unroll
-    for (int jj = 0; jj < 8; ++jj) {
-      const int j = chunk * 8 + jj, c = 8 * jj + 2 * t;  // chunk column of d[4j], d[4j+2]
-      if constexpr (kTransposed) {
-        // buffer row = chunk column (a C row), buffer column = fragment row (a C column)
-        const int swz = kUnit * t;  // ((c >> 1) & 3) == t for both c and c + 1
-        buf[c * 64 + (row_lo ^ swz)] = d[4 * j + 0];
-        buf[(c + 1) * 64 + (row_lo ^ swz)] = d[4 * j + 1];
-        buf[c * 64 + (row_hi ^ swz)] = d[4 * j + 2];
-        buf[(c + 1) * 64 + (row_hi ^ swz)] = d[4 * j + 3];
-      } else {
-        *reinterpret_cast<float2*>(&buf[row_lo * 64 + (c ^ (8 * (row_lo % 4)))]) =
-            make_float2(d[4 * j + 0], d[4 * j + 1]);
-        *reinterpret_cast<float2*>(&buf[row_hi * 64 + (c ^ (8 * (row_hi % 4)))]) =
-            make_float2(d[4 * j + 2], d[4 * j + 3]);
-      }
+  for (int jj = 0; jj < 8; ++jj) {
+    const int j = chunk * 8 + jj, c = 8 * jj + 2 * t;  // chunk column of d[4j], d[4j+2]
+    if constexpr (kTransposed) {
+      // buffer row = chunk column (a C row), buffer column = fragment row (a C column)
+      const int swz = kUnit * t;  // ((c >> 1) & 3) == t for both c and c + 1
+      buf[c * 64 + (row_lo ^ swz)] = d[4 * j + 0];
+      buf[(c + 1) * 64 + (row_lo ^ swz)] = d[4 * j + 1];
+      buf[c * 64 + (row_hi ^ swz)] = d[4 * j + 2];
+      buf[(c + 1) * 64 + (row_hi ^ swz)] = d[4 * j + 3];
+    } else {
+      *reinterpret_cast<float2*>(&buf[row_lo * 64 + (c ^ (8 * (row_lo % 4)))]) =
+          make_float2(d[4 * j + 0], d[4 * j + 1]);
+      *reinterpret_cast<float2*>(&buf[row_hi * 64 + (c ^ (8 * (row_hi % 4)))]) =
+          make_float2(d[4 * j + 2], d[4 * j + 3]);
     }
-    warpgroup_bar(wg_bar);  // the chunk is complete
-    // 64 rows x 16 float4: a warp covers 2 rows per step, 8 steps. Not unrolled: the 128
-    // accumulators are still live, and unrolled steps would hold 8 addresses and float4s at once.
+  }
+}
+
+// The buffer's chunk back as rows of float4, each through the Epilogue. 64 rows x 16 float4: a
+// warp covers 2 rows per step, 8 steps (the inlined general epilogue: 8 columns per step, 4
+// steps). Not unrolled: the accumulators are still live, and unrolled steps would hold 8
+// addresses and float4s at once.
+template <bool kTransposed, int kUnit, int kStore>
+__device__ __forceinline__ void drain_chunk(const Epilogue& ep, const float* buf, int chunk,
+                                            int row0, int col0) {
+  const int lane = threadIdx.x % 128;
+  if constexpr (kStore == kStoreInline && (!kTransposed || kUnit == 8)) {
+    // The general epilogue costs instructions per store, not bytes: 8 columns per thread and
+    // step (two float4 side by side: the swizzles here move float4s in pairs), so half the steps
+    // and one 16-byte store of a 16-bit D. 64 rows x 8 groups of 8: 4 rows per warp, 4 steps.
+#pragma unroll 1
+    for (int i = 0; i < 4; ++i) {
+      const int r = i * 16 + lane / 8, p = lane % 8;
+      const int swz4 = kTransposed ? 2 * ((r >> 1) & 3) : 2 * (r % 4);
+      const float* src = &buf[r * 64 + 4 * ((2 * p) ^ swz4)];
+      const float4 a = *reinterpret_cast<const float4*>(src);
+      const float4 b = *reinterpret_cast<const float4*>(src + 4);
+      const int dr = kTransposed ? col0 + 64 * chunk + r : row0 + r;
+      const int dc = kTransposed ? row0 + 8 * p : col0 + 64 * chunk + 8 * p;
+      ep.store8_general(dr, dc, a, b);
+    }
+  } else {
 #pragma unroll 1
     for (int i = 0; i < 8; ++i) {
       const int r = i * 8 + lane / 16, q = lane % 16;
@@ -112,6 +131,37 @@ __device__ __forceinline__ void store_fragment_staged(const Epilogue& ep, const 
       const int dc = kTransposed ? row0 + 4 * q : col0 + 64 * chunk + 4 * q;
       if constexpr (kStore == kStorePlain) ep.store4_plain(dr, dc, v);
       else ep.store4<kStore == kStoreInline>(dr, dc, v);
+    }
+  }
+}
+
+template <int kN, bool kTransposed, int kUnit = 8, int kStore = kStoreInline>
+__device__ __forceinline__ void store_fragment_staged(const Epilogue& ep, const float (&d)[kN / 2],
+                                                      float* buf, int wg_bar, int row_lo,
+                                                      int row_hi, int row0, int col0) {
+  static_assert(kN % 64 == 0, "whole 64-column chunks");
+  if constexpr (kStore == kStorePlain) {
+    // The fp32 store is a few instructions: every chunk unrolled.
+#pragma unroll
+    for (int chunk = 0; chunk < kN / 64; ++chunk) {
+      if (chunk > 0) warpgroup_bar(wg_bar);  // the previous chunk has been read
+      stage_chunk<kN, kTransposed, kUnit>(d, buf, chunk, row_lo, row_hi);
+      warpgroup_bar(wg_bar);  // the chunk is complete
+      drain_chunk<kTransposed, kUnit, kStore>(ep, buf, chunk, row0, col0);
+    }
+  } else {
+    // The general epilogue (loads of C and bias, an activation, three D dtypes) is hundreds of
+    // instructions: one copy of the drain for all chunks (the chunk loop is not unrolled; each
+    // chunk's accumulators, which need constant indices, are picked by an unrolled test). With
+    // the drain unrolled per chunk, the kernel grew to ~50K instructions and ran 30% slower.
+#pragma unroll 1
+    for (int chunk = 0; chunk < kN / 64; ++chunk) {
+      if (chunk > 0) warpgroup_bar(wg_bar);
+#pragma unroll
+      for (int cc = 0; cc < kN / 64; ++cc)
+        if (cc == chunk) stage_chunk<kN, kTransposed, kUnit>(d, buf, cc, row_lo, row_hi);
+      warpgroup_bar(wg_bar);
+      drain_chunk<kTransposed, kUnit, kStore>(ep, buf, chunk, row0, col0);
     }
   }
   warpgroup_bar(wg_bar);  // the buffer is free for the next tile
