@@ -110,6 +110,9 @@ __device__ __forceinline__ void drain_chunk(const Epilogue& ep, const float* buf
     // The general epilogue costs instructions per store, not bytes: 8 columns per thread and
     // step (two float4 side by side: the swizzles here move float4s in pairs), so half the steps
     // and one 16-byte store of a 16-bit D. 64 rows x 8 groups of 8: 4 rows per warp, 4 steps.
+    // A thread's 8 columns are the same in every step: their bias is loaded once.
+    float bv[8];
+    ep.bias8(kTransposed ? row0 + 8 * (lane % 8) : col0 + 64 * chunk + 8 * (lane % 8), bv);
 #pragma unroll 1
     for (int i = 0; i < 4; ++i) {
       const int r = i * 16 + lane / 8, p = lane % 8;
@@ -119,7 +122,7 @@ __device__ __forceinline__ void drain_chunk(const Epilogue& ep, const float* buf
       const float4 b = *reinterpret_cast<const float4*>(src + 4);
       const int dr = kTransposed ? col0 + 64 * chunk + r : row0 + r;
       const int dc = kTransposed ? row0 + 8 * p : col0 + 64 * chunk + 8 * p;
-      ep.store8_general(dr, dc, a, b);
+      ep.store8_general(dr, dc, a, b, bv);
     }
   } else {
 #pragma unroll 1
