@@ -193,18 +193,50 @@ struct Epilogue {
   __device__ __forceinline__ void put(int r, int c, const float (&v)[N]) const {
     const int64_t off = static_cast<int64_t>(r) * ldd + c;
     if constexpr (N == 8) {
-      const uintptr_t addr = reinterpret_cast<uintptr_t>(
-          static_cast<char*>(D) + off * (d_type == DType::F32 ? 4 : 2));
-      if (c + 7 < n && addr % 16 == 0) {
+      // In bounds: the widest stores the address allows. A row of odd length (a vocabulary of
+      // 50257) leaves every other row 4- or 2-byte aligned: there the middle six values go as
+      // aligned pairs and the two ends alone, not as eight single stores.
+      if (c + 7 < n) {
+        char* base = static_cast<char*>(D) + off * (d_type == DType::F32 ? 4 : 2);
+        const uintptr_t addr = reinterpret_cast<uintptr_t>(base);
         if (d_type == DType::F32) {
-          float4* dst = reinterpret_cast<float4*>(addr);
-          dst[0] = make_float4(v[0], v[1], v[2], v[3]);
-          dst[1] = make_float4(v[4], v[5], v[6], v[7]);
-        } else {
+          float* dst = reinterpret_cast<float*>(base);
+          if (addr % 16 == 0) {
+            reinterpret_cast<float4*>(dst)[0] = make_float4(v[0], v[1], v[2], v[3]);
+            reinterpret_cast<float4*>(dst)[1] = make_float4(v[4], v[5], v[6], v[7]);
+          } else if (addr % 8 == 0) {
+#pragma unroll
+            for (int i = 0; i < 8; i += 2)
+              *reinterpret_cast<float2*>(dst + i) = make_float2(v[i], v[i + 1]);
+          } else {
+            dst[0] = v[0];
+#pragma unroll
+            for (int i = 1; i < 7; i += 2)
+              *reinterpret_cast<float2*>(dst + i) = make_float2(v[i], v[i + 1]);
+            dst[7] = v[7];
+          }
+          return;
+        }
+        uint16_t* dst = reinterpret_cast<uint16_t*>(base);
+        if (addr % 4 == 0) {
           uint32_t w[4];
 #pragma unroll
           for (int i = 0; i < 4; ++i) w[i] = pack16(v[2 * i], v[2 * i + 1]);
-          *reinterpret_cast<uint4*>(addr) = make_uint4(w[0], w[1], w[2], w[3]);
+          if (addr % 16 == 0) {
+            *reinterpret_cast<uint4*>(dst) = make_uint4(w[0], w[1], w[2], w[3]);
+          } else if (addr % 8 == 0) {
+            reinterpret_cast<uint2*>(dst)[0] = make_uint2(w[0], w[1]);
+            reinterpret_cast<uint2*>(dst)[1] = make_uint2(w[2], w[3]);
+          } else {
+#pragma unroll
+            for (int i = 0; i < 4; ++i) reinterpret_cast<uint32_t*>(dst)[i] = w[i];
+          }
+        } else {
+          dst[0] = static_cast<uint16_t>(pack16(v[0], 0.f));
+#pragma unroll
+          for (int i = 1; i < 7; i += 2)
+            *reinterpret_cast<uint32_t*>(dst + i) = pack16(v[i], v[i + 1]);
+          dst[7] = static_cast<uint16_t>(pack16(v[7], 0.f));
         }
         return;
       }
