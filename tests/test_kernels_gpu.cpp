@@ -242,6 +242,25 @@ TEST(LargeShapes, Wgmma03StreamK) {
         for (int pad : {0, 3}) check_kernel({prec, shape, a, Op::N, pad, pad == 0}, kName);
 }
 
+// One row of tiles (decode, m <= 128) runs stream-k over the SMs (planner: DecodeRowsStreamB),
+// and only the threads whose accumulator rows lie inside C publish and sum partials: m = 1, 8, 9
+// (a warp's rows cut in the middle), 70 (the second warpgroup's rows partly inside) and 128; an
+// edge column tile (n = 4000), both B layouts, misaligned rows; on an H100 SXM 103 CTAs.
+TEST(LargeShapes, Wgmma03DecodeStreamK) {
+  GEMMLAB_REQUIRE_GPU();
+  int major = 0;
+  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess);
+  if (major != 9) GTEST_SKIP() << "GPU test skipped: wgmma/03 needs sm_90";
+  const char* kName = "wgmma/03_tma_wgmma_ws_persistent";
+  if (const unsigned grid = h100_grid(kName, Precision::BF16, 8, 4096, 4096))
+    EXPECT_EQ(grid, 103u);
+  for (int64_t m : {1, 8, 9, 70, 128})
+    for (Precision prec : {Precision::BF16, Precision::FP16})
+      for (Op b : {Op::N, Op::T})
+        for (int pad : {0, 3})
+          check_kernel({prec, Shape{m, pad ? 4000 : 4096, 4096}, Op::N, b, pad, pad == 0}, kName);
+}
+
 // gemv/small_m (m <= 8): both layouts of B (n x k for op T, k x n for op N), depths that are not
 // a multiple of its passes or slices, long depths split over blocks, 16-byte and misaligned rows,
 // every dtype; checked against fp64 like every kernel.

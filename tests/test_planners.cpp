@@ -249,6 +249,26 @@ TEST(WgmmaPlan, SmallDeepGridsRunStreamK) {
   EXPECT_TRUE(wgmma_plan::stream_k_pays(32, 4096, 132));
 }
 
+TEST(WgmmaPlan, DecodeRowsStreamB) {
+  // bf16 M x 4096 x 4096 (one row of 16 tiles, 64 k-blocks each): the model alone says no
+  // (16 CTAs), the one-row rule spreads B over the SMs; 8 contributors per tile at most, so the
+  // runs are 10 k-blocks: 103 CTAs.
+  EXPECT_FALSE(wgmma_plan::stream_k_pays(16, 4096, 132));
+  for (int64_t m : {1, 8, 64, 128}) {
+    SCOPED_TRACE(m);
+    const auto pl = wgmma_plan::plan_persistent(m, 4096, 4096, Precision::BF16, kH100);
+    EXPECT_EQ(pl.sk.iters, 10);
+    EXPECT_EQ(pl.ctas, 103);
+    EXPECT_LE((pl.sk.kt + pl.sk.iters - 1) / pl.sk.iters + 1, wgmma_plan::kMaxContrib);
+  }
+  // Two rows of tiles keep the model (no at this depth); too shallow (k < 1024) or too many tiles
+  // (more than the SMs) neither.
+  EXPECT_EQ(wgmma_plan::plan_persistent(256, 4096, 1024, Precision::BF16, kH100).sk.ctas, 0);
+  EXPECT_EQ(wgmma_plan::plan_persistent(8, 4096, 512, Precision::BF16, kH100).sk.ctas, 0);
+  EXPECT_EQ(wgmma_plan::plan_persistent(8, 40000, 4096, Precision::BF16, kH100).sk.ctas, 0);
+  EXPECT_EQ(wgmma_plan::plan_persistent(8, 4096, 4096, Precision::TF32, kH100).sk.ctas, 0);
+}
+
 // A strided batch is one sequence of tiles, entry after entry: its tiles count every entry, and a
 // batch of small deep problems runs stream-k across the entries.
 TEST(WgmmaPlan, BatchesAreOneSequenceOfTiles) {

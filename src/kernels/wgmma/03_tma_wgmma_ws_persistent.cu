@@ -214,20 +214,22 @@ __device__ __forceinline__ void consume(float (&d)[kBN / 2], Ring& ring, uint32_
 
 // Stream-k: a tile shared by several CTAs. Each consumer warpgroup publishes its 64 x 256 partial
 // and the last to arrive sums them all in contributor order (deterministic). False in the others.
+// live: this thread's accumulator rows are inside C; a thread whose rows are all past the end
+// (decode: M = 8 leaves 3 of 4 warps' rows empty) publishes and sums nothing, but still arrives.
 [[maybe_unused]] __device__ __forceinline__ bool reduce_shared_tile(float (&d)[kBN / 2], const StreamK& sk,
                                                    const SplitWorkspace& ws, int tile, int cw,
-                                                   volatile int* flag) {
+                                                   volatile int* flag, bool live) {
   int first = 0, last = 0;
   stream_k_runs(tile, sk.kt, sk.iters, &first, &last);
   if (last == first) return true;
   const int half = 2 * tile + cw, n = last - first + 1;
   float* parts = ws.partials + static_cast<int64_t>(half) * kMaxContrib * kPartialFloats;
   const int t = threadIdx.x % 128;
-  split_publish<128>(parts + (static_cast<int>(blockIdx.x) - first) * kPartialFloats, d, t);
+  if (live) split_publish<128>(parts + (static_cast<int>(blockIdx.x) - first) * kPartialFloats, d, t);
   if (!split_arrive_last_group(ws.counters + half, ws.tag, n, flag, t == 0,
                                [&] { warpgroup_bar(1 + cw); }))
     return false;
-  split_sum<128>(parts, n, kPartialFloats, d, t);  // in contributor order
+  if (live) split_sum<128>(parts, n, kPartialFloats, d, t);  // in contributor order
   return true;
 }
 
@@ -324,7 +326,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     fence_operand(d);
     if (signals) mbar_arrive(&ring.empty[prev]);
     if constexpr (kHasStreamK<T>)
-      if (sk.ctas > 0 && !reduce_shared_tile(d, sk, ws, tile, cw, &sk_last[cw])) return;
+      if (sk.ctas > 0 && !reduce_shared_tile(d, sk, ws, tile, cw, &sk_last[cw],
+                                             tc.row0 + 64 * cw + fragment_row(0) < rows))
+        return;
     store_tile<TileT, kSwapped, kGeneral>(ep.entry(bt.entry, batch.stride_c, batch.stride_d), d, epilogue_buf + cw * (kStagedEpilogueBytes / 4), cw,
                                 tc.row0 + 64 * cw, tc.col0);
   });

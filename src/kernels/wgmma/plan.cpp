@@ -13,8 +13,12 @@ int k_blocks_of(int64_t k, Precision p) {
 
 // The gain grows with k (1 - tiles / ctas), the cost with the contributors per tile,
 // ~ctas / tiles + 1 (bf16 1024 x 1024 x 4096: 192 -> 275 TFLOP/s; 1024^3: 120 -> 92, not taken).
-bool stream_k_pays(int64_t tiles, int64_t k, int ctas) {
+// One row of tiles (rows <= kBM: decode, M <= 128) is bound by streaming B, not by the tensor
+// cores: with one CTA per tile, 16 of 132 SMs read it (bf16 8 x 4096 x 4096: 16 CTAs, 1.2 TB/s).
+// There every CTA that brings its share of B's bytes pays, as long as runs stay >= 4 k-blocks.
+bool stream_k_pays(int64_t tiles, int64_t k, int ctas, int64_t rows) {
   if (tiles >= ctas || tiles <= 0) return false;
+  if (rows <= kBM && 2 * tiles <= ctas && k >= 1024) return true;
   const double fill = static_cast<double>(tiles) / ctas;
   return static_cast<double>(k) * (1.0 - fill) > 400.0 * (1.0 / fill + 1.0);
 }
@@ -22,11 +26,17 @@ bool stream_k_pays(int64_t tiles, int64_t k, int ctas) {
 namespace {
 
 // Every run spans >= 4 k-blocks (the pipeline's depth) and no tile has more than kMaxContrib
-// contributors; else no stream-k.
-StreamK plan_stream_k(bool half, int tiles, int64_t k, int num_kb, int max_ctas) {
+// contributors: where the equal cut over every SM would give a tile more, runs get longer (and
+// fewer CTAs run); else no stream-k.
+StreamK plan_stream_k(bool half, int tiles, int64_t k, int num_kb, int max_ctas, int64_t rows) {
   const StreamK none{0, 0, 0, 0, 0};
-  if (!half || !stream_k_pays(tiles, k, max_ctas)) return none;
-  const StreamK sk = stream_k_cut(0, tiles, num_kb, max_ctas);
+  if (!half || !stream_k_pays(tiles, k, max_ctas, rows)) return none;
+  StreamK sk = stream_k_cut(0, tiles, num_kb, max_ctas);
+  if (ceil_div(num_kb, sk.iters) + 1 > kMaxContrib) {
+    const int iters = ceil_div(num_kb, kMaxContrib - 1);
+    const int64_t total = static_cast<int64_t>(tiles) * num_kb;
+    sk = stream_k_cut(0, tiles, num_kb, static_cast<int>((total + iters - 1) / iters));
+  }
   if (sk.iters < 4 || ceil_div(num_kb, sk.iters) + 1 > kMaxContrib) return none;
   return sk;
 }
@@ -41,7 +51,7 @@ PersistentPlan plan_persistent(int64_t rows, int64_t cols, int64_t k, Precision 
   pl.grid = tile_grid(rows, cols, kBM, kBN);
   const int tiles = static_cast<int>(static_cast<int64_t>(pl.grid.m_tiles) * pl.grid.n_tiles * batch);
   pl.tiles = tiles;
-  pl.sk = plan_stream_k(half_precision(p), tiles, k, k_blocks_of(k, p), dev.sms);
+  pl.sk = plan_stream_k(half_precision(p), tiles, k, k_blocks_of(k, p), dev.sms, rows);
   pl.ctas = pl.sk.ctas > 0 ? pl.sk.ctas : std::min(tiles, dev.sms);
   return pl;
 }
@@ -52,7 +62,8 @@ int auto_priority(const GemmProblem& p, const DeviceDesc& dev) {
   if (half_precision(p.precision)) {
     const int64_t tiles = ((p.m + kBM - 1) / kBM) * ((p.n + kBN - 1) / kBN) * p.batch;
     if (2 * tiles <= dev.sms &&
-        plan_stream_k(true, static_cast<int>(tiles), p.k, k_blocks_of(p.k, p.precision), dev.sms)
+        plan_stream_k(true, static_cast<int>(tiles), p.k, k_blocks_of(p.k, p.precision), dev.sms,
+                      p.m)
                 .ctas == 0)
       return 60;  // still above mma_sync/02 (50)
   }

@@ -20,8 +20,9 @@ constexpr int kGroupRows = 16;       // tile rows per band of the grouped order
 int k_blocks_of(int64_t k, Precision p);
 
 // Stream-k pays when the SMs it brings in outweigh the partial sums it adds (each shared tile
-// writes and reads 128 KB per contributor): a model fitted to H100 measurements.
-bool stream_k_pays(int64_t tiles, int64_t k, int ctas);
+// writes and reads 128 KB per contributor): a model fitted to H100 measurements; and always for
+// one row of tiles (rows <= kBM, bound by streaming B) on at most half the SMs with k >= 1024.
+bool stream_k_pays(int64_t tiles, int64_t k, int ctas, int64_t rows = 1 << 30);
 
 struct PersistentPlan {
   TileGrid grid;  // tiles of the kernel's rows x cols (n x m when it runs swapped), one entry
