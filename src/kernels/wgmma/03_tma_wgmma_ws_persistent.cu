@@ -23,8 +23,9 @@
 // activation, bf16/fp16 D) is applied to the staged float4s in registers, inlined, before the one
 // store of D.
 // Seed: beyond the seeds.
-// Measured (H100 SXM, docs/results/h100-tensorcore.md, cuBLAS in the same run): 4096^3 bf16 99%,
-// fp16 99%, tf32 99%; 8192^3 96-99%; 4097^3 (operands packed inside the call) 2.3-3.6x cuBLAS.
+// Measured (H100 SXM, cuBLAS / cuBLASLt in the same run): 4096^3 bf16 97%, fp16 98%, tf32 99%;
+// 8192^3 94-98%; 4097^3 (operands packed inside the call) 2.3-3.6x (h100-tensorcore.md); bf16
+// with a bf16 D 90-95% of cuBLASLt, + bias + GELU 87% (h100-epilogue.md).
 // History (clusters with B multicast, stream-k tails, 128 x 128 tiles): docs/history.md.
 #include <type_traits>
 
