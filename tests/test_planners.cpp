@@ -251,15 +251,15 @@ TEST(WgmmaPlan, SmallDeepGridsRunStreamK) {
 
 TEST(WgmmaPlan, DecodeRowsStreamB) {
   // bf16 M x 4096 x 4096 (one row of 16 tiles, 64 k-blocks each): the model alone says no
-  // (16 CTAs), the one-row rule spreads B over the SMs; 8 contributors per tile at most, so the
-  // runs are 10 k-blocks: 103 CTAs.
+  // (16 CTAs), the one-row rule spreads B over the SMs; 5 contributors per tile at most, so the
+  // runs are 16 k-blocks: 64 CTAs.
   EXPECT_FALSE(wgmma_plan::stream_k_pays(16, 4096, 132));
   for (int64_t m : {1, 8, 64, 128}) {
     SCOPED_TRACE(m);
     const auto pl = wgmma_plan::plan_persistent(m, 4096, 4096, Precision::BF16, kH100);
-    EXPECT_EQ(pl.sk.iters, 10);
-    EXPECT_EQ(pl.ctas, 103);
-    EXPECT_LE((pl.sk.kt + pl.sk.iters - 1) / pl.sk.iters + 1, wgmma_plan::kMaxContrib);
+    EXPECT_EQ(pl.sk.iters, 16);
+    EXPECT_EQ(pl.ctas, 64);
+    EXPECT_LE((pl.sk.kt + pl.sk.iters - 1) / pl.sk.iters + 1, wgmma_plan::kMaxContribOneRow);
   }
   // Two rows of tiles keep the model (no at this depth); too shallow (k < 1024) or too many tiles
   // (more than the SMs) neither.

@@ -26,18 +26,23 @@ bool stream_k_pays(int64_t tiles, int64_t k, int ctas, int64_t rows) {
 namespace {
 
 // Every run spans >= 4 k-blocks (the pipeline's depth) and no tile has more than kMaxContrib
-// contributors: where the equal cut over every SM would give a tile more, runs get longer (and
-// fewer CTAs run); else no stream-k.
+// (one row of tiles: kMaxContribOneRow) contributors: where the equal cut over every SM would
+// give a tile more, runs get longer (and fewer CTAs run); else no stream-k.
 StreamK plan_stream_k(bool half, int tiles, int64_t k, int num_kb, int max_ctas, int64_t rows) {
   const StreamK none{0, 0, 0, 0, 0};
   if (!half || !stream_k_pays(tiles, k, max_ctas, rows)) return none;
+  // One row of tiles: fewer, longer runs. The last contributor sums the others' partials, a chain
+  // of L2 round trips that outweighs the SMs gained (bf16 NT, H100, TFLOP/s with at most 8 / 5 / 3
+  // contributors: 8 x 4096 x 4096 9.0 / 9.9 / 8.9, 128 x 4096 x 4096 107 / 126 / 112,
+  // 8 x 4096 x 14336 15.3 / 15.7 / 13.9, 128 x 14336 x 4096 210 / 210 / 231).
+  const int cap = rows <= kBM ? kMaxContribOneRow : kMaxContrib;
   StreamK sk = stream_k_cut(0, tiles, num_kb, max_ctas);
-  if (ceil_div(num_kb, sk.iters) + 1 > kMaxContrib) {
-    const int iters = ceil_div(num_kb, kMaxContrib - 1);
+  if (ceil_div(num_kb, sk.iters) + 1 > cap) {
+    const int iters = ceil_div(num_kb, cap - 1);
     const int64_t total = static_cast<int64_t>(tiles) * num_kb;
     sk = stream_k_cut(0, tiles, num_kb, static_cast<int>((total + iters - 1) / iters));
   }
-  if (sk.iters < 4 || ceil_div(num_kb, sk.iters) + 1 > kMaxContrib) return none;
+  if (sk.iters < 4 || ceil_div(num_kb, sk.iters) + 1 > cap) return none;
   return sk;
 }
 

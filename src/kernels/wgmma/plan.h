@@ -14,6 +14,7 @@ namespace wgmma_plan {
 
 constexpr int kBM = 128, kBN = 256;  // wgmma/03's tile
 constexpr int kMaxContrib = 8;       // CTAs that may share one tile under stream-k
+constexpr int kMaxContribOneRow = 5; // the same for one row of tiles (rows <= kBM: decode)
 constexpr int kGroupRows = 16;       // tile rows per band of the grouped order
 
 // K-blocks of a problem: each pipeline stage holds 128 bytes of K.
