@@ -1,13 +1,15 @@
 """PyTorch integration: the torch ops ``gemmlab::matmul`` / ``gemmlab::matmul_out`` (with fake
 implementations and autograd, so torch.compile traces them as single ops and CUDA graphs capture
 them), ``Linear`` (a drop-in nn.Linear with the bias, and optionally an activation, fused into
-the GEMM) and ``patch`` (swap a model's nn.Linear layers)."""
+the GEMM) and ``patch`` (swap a model's nn.Linear layers); ``ColumnParallelLinear`` and
+``RowParallelLinear`` (tensor parallel over NCCL, gemmlab.distributed)."""
 from typing import List, Optional
 
 import torch
 
 from . import _checks, _matmul
 from ._matmul import dtype_name, matmul, torch_matmul
+from ._parallel import ColumnParallelLinear, RowParallelLinear  # noqa: F401
 
 _SUPPORTED = (torch.float32, torch.bfloat16, torch.float16)
 
