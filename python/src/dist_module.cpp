@@ -16,6 +16,7 @@
 #include <nccl.h>
 
 #include "gemmlab/dist.h"
+#include "binding_common.h"
 #include "gemmlab/gemmlab.h"
 
 namespace nb = nanobind;
@@ -33,25 +34,8 @@ using gemmlab::Status;
 // library's own.
 thread_local std::string g_own_error;
 
-// Makes `device` current for the call and restores the previous device afterwards: the
-// communicator and the pointers of a call belong to one device.
-class DeviceGuard {
- public:
-  explicit DeviceGuard(int device) {
-    int current = -1;
-    if (device >= 0 && cudaGetDevice(&current) == cudaSuccess && current != device &&
-        cudaSetDevice(device) == cudaSuccess)
-      previous_ = current;
-  }
-  ~DeviceGuard() {
-    if (previous_ >= 0) cudaSetDevice(previous_);
-  }
-  DeviceGuard(const DeviceGuard&) = delete;
-  DeviceGuard& operator=(const DeviceGuard&) = delete;
-
- private:
-  int previous_ = -1;
-};
+using gemmlab_py::DeviceGuard;
+using gemmlab_py::make_desc;
 
 // A fresh ncclUniqueId as bytes (rank 0 of a group makes it; the others receive it).
 nb::bytes unique_id() {
@@ -106,26 +90,6 @@ gemmlab::dist::Options make_options(int chunks, const char* kernel, int partial_
   return o;
 }
 
-// One call as gemmlab.distributed lays it out: gemmlab::GemmDesc field for field (op_a is N,
-// batch 1), every pointer an int, every enum its int value.
-gemmlab::GemmDesc make_desc(int op_b, int64_t m, int64_t n, int64_t k, float alpha, uintptr_t a,
-                            int64_t lda, uintptr_t b, int64_t ldb, float beta, uintptr_t c,
-                            int64_t ldc, int c_type, uintptr_t d, int64_t ldd, int d_type,
-                            uintptr_t bias, int bias_type, int act, int precision) {
-  gemmlab::GemmDesc x;
-  x.op_a = Op::N;
-  x.op_b = static_cast<Op>(op_b);
-  x.m = m, x.n = n, x.k = k, x.alpha = alpha, x.beta = beta;
-  x.A = reinterpret_cast<const void*>(a), x.lda = lda;
-  x.B = reinterpret_cast<const void*>(b), x.ldb = ldb;
-  x.C = reinterpret_cast<const void*>(c), x.ldc = ldc, x.c_type = static_cast<DType>(c_type);
-  x.D = reinterpret_cast<void*>(d), x.ldd = ldd, x.d_type = static_cast<DType>(d_type);
-  x.bias = reinterpret_cast<const void*>(bias), x.bias_type = static_cast<DType>(bias_type);
-  x.act = static_cast<Activation>(act);
-  x.precision = static_cast<Precision>(precision);
-  return x;
-}
-
 // dist::all_gather_gemm (desc.m: all rows; A: this rank's shard, lda == k). a_full: 0 or an
 // m x k buffer that receives the gathered A.
 int all_gather_gemm(int op_b, int64_t m, int64_t n, int64_t k, float alpha, uintptr_t a,
@@ -133,8 +97,8 @@ int all_gather_gemm(int op_b, int64_t m, int64_t n, int64_t k, float alpha, uint
                     int c_type, uintptr_t d, int64_t ldd, int d_type, uintptr_t bias,
                     int bias_type, int act, int precision, uintptr_t comm, uintptr_t stream,
                     int device, int chunks, const char* kernel, int sm_margin, uintptr_t a_full) {
-  const gemmlab::GemmDesc x = make_desc(op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, c_type,
-                                        d, ldd, d_type, bias, bias_type, act, precision);
+  const gemmlab::GemmDesc x = make_desc(0, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
+                                        c_type, d, ldd, d_type, bias, bias_type, act, precision);
   const gemmlab::dist::Options o = make_options(chunks, kernel, 0, sm_margin);
   nb::gil_scoped_release release;
   g_own_error.clear();
@@ -151,8 +115,8 @@ int gemm_reduce_scatter(int op_b, int64_t m, int64_t n, int64_t k, float alpha, 
                         uintptr_t bias, int bias_type, int act, int precision, uintptr_t comm,
                         uintptr_t stream, int device, int chunks, const char* kernel,
                         int sm_margin, int partial_type) {
-  const gemmlab::GemmDesc x = make_desc(op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, c_type,
-                                        d, ldd, d_type, bias, bias_type, act, precision);
+  const gemmlab::GemmDesc x = make_desc(0, op_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc,
+                                        c_type, d, ldd, d_type, bias, bias_type, act, precision);
   const gemmlab::dist::Options o = make_options(chunks, kernel, partial_type, sm_margin);
   nb::gil_scoped_release release;
   g_own_error.clear();

@@ -100,26 +100,19 @@ __device__ __forceinline__ float activate(float x, Activation a) {
 
 // activate() over N values: one test of the activation for all of them (the general epilogue's
 // code stays one copy of each function, not one per element).
+template <Activation kAct, int N>
+__device__ __forceinline__ void activate_all(float (&v)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) v[i] = activate(v[i], kAct);
+}
 template <int N>
 __device__ __forceinline__ void activate_n(float (&v)[N], Activation a) {
   switch (a) {
-    case Activation::ReLU:
-#pragma unroll
-      for (int i = 0; i < N; ++i) v[i] = activate(v[i], Activation::ReLU);
-      break;
-    case Activation::GeluTanh:
-#pragma unroll
-      for (int i = 0; i < N; ++i) v[i] = activate(v[i], Activation::GeluTanh);
-      break;
-    case Activation::GeluErf:
-#pragma unroll
-      for (int i = 0; i < N; ++i) v[i] = activate(v[i], Activation::GeluErf);
-      break;
-    case Activation::SiLU:
-#pragma unroll
-      for (int i = 0; i < N; ++i) v[i] = activate(v[i], Activation::SiLU);
-      break;
-    default: break;
+    case Activation::ReLU: return activate_all<Activation::ReLU>(v);
+    case Activation::GeluTanh: return activate_all<Activation::GeluTanh>(v);
+    case Activation::GeluErf: return activate_all<Activation::GeluErf>(v);
+    case Activation::SiLU: return activate_all<Activation::SiLU>(v);
+    default: return;
   }
 }
 
