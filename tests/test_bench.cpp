@@ -244,6 +244,28 @@ TEST(BenchCli, Variants) {
 }
 
 // The bench-side reference of the epilogue (check.h).
+// One problem's rows get their ratios from that problem alone: rows before `first` (another
+// problem) keep theirs; rows without a time get none.
+TEST(BenchReport, RatiosWithinOneProblem) {
+  std::vector<Row> rows(5);
+  rows[0].kernel = "simt/01_naive", rows[0].ms_median = 100, rows[0].tflops = 1;  // another problem
+  rows[1].kernel = "cublas", rows[1].ms_median = 2, rows[1].tflops = 50;
+  rows[2].kernel = "simt/01_naive", rows[2].ms_median = 40, rows[2].tflops = 2.5;
+  rows[3].kernel = "simt/sgemm", rows[3].ms_median = 4, rows[3].tflops = 25;
+  rows[4].kernel = "simt/15_cp_async_multistage", rows[4].status = "skipped: x";
+  set_ratios(&rows, 1, 2.0, 100.0);
+  EXPECT_EQ(rows[0].pct_cublas, 0);
+  EXPECT_EQ(rows[0].speedup_vs_naive, 0);
+  EXPECT_DOUBLE_EQ(rows[1].pct_cublas, 100);
+  EXPECT_DOUBLE_EQ(rows[3].pct_cublas, 50);
+  EXPECT_DOUBLE_EQ(rows[3].speedup_vs_naive, 10);
+  EXPECT_DOUBLE_EQ(rows[3].pct_peak, 25);
+  EXPECT_DOUBLE_EQ(rows[2].speedup_vs_naive, 1);
+  EXPECT_EQ(rows[4].pct_cublas, 0);
+  set_ratios(&rows, 3, 0.0, 0.0);  // no cuBLAS row, no naive row, unknown peak: nothing new
+  EXPECT_DOUBLE_EQ(rows[3].pct_cublas, 50);
+}
+
 TEST(BenchCheck, RoundsLikeTheGpu) {
   using gemmlab::DType;
   const double u7 = std::ldexp(1.0, -7), u8 = std::ldexp(1.0, -8);

@@ -263,6 +263,21 @@ void progress(const Options& opt, size_t i, size_t total, const std::string& wha
   std::fflush(stderr);
 }
 
+// Rows a run will produce (for the progress line): per dtype, variant, size and transpose, one
+// per kernel that takes the dtype, auto's, and cuBLAS's.
+size_t planned_rows(const Options& opt, const std::vector<const KernelDesc*>& kernels,
+                    bool want_auto, bool want_cublas) {
+  size_t total = 0;
+  for (Precision d : opt.dtypes) {
+    size_t per_variant = want_auto ? 1 : 0;
+    for (const KernelDesc* k : kernels) per_variant += (k->dtypes & gemmlab::dtype_bit(d)) ? 1 : 0;
+    for (const Variant& v : variants_for(opt, d))
+      for (const Shape& s : opt.sizes)
+        total += (per_variant + (want_cublas ? cublas_rows(v, s, opt) : 0)) * opt.trans.size();
+  }
+  return total;
+}
+
 std::string gib(double bytes) {
   char b[32];
   std::snprintf(b, sizeof b, "%.2f GiB", bytes / (1024.0 * 1024 * 1024));
@@ -270,6 +285,20 @@ std::string gib(double bytes) {
 }
 
 }  // namespace
+
+void set_ratios(std::vector<Row>* rows, size_t first, double cublas_ms, double peak_tflops) {
+  double naive_ms = 0;
+  for (size_t i = first; i < rows->size(); ++i)
+    if ((*rows)[i].kernel == "simt/01_naive" && (*rows)[i].ms_median > 0)
+      naive_ms = (*rows)[i].ms_median;
+  for (size_t i = first; i < rows->size(); ++i) {
+    Row& r = (*rows)[i];
+    if (r.ms_median <= 0) continue;
+    if (cublas_ms > 0) r.pct_cublas = 100.0 * cublas_ms / r.ms_median;
+    if (naive_ms > 0) r.speedup_vs_naive = naive_ms / r.ms_median;
+    if (peak_tflops > 0) r.pct_peak = 100.0 * r.tflops / peak_tflops;
+  }
+}
 
 Report run_gpu_bench(const Options& opt, const DeviceInfo& dev) {
   Report rep;
@@ -292,14 +321,8 @@ Report run_gpu_bench(const Options& opt, const DeviceInfo& dev) {
   const size_t flush_bytes = static_cast<size_t>(std::max<long long>(dev.l2_bytes, 1 << 20)) * 2;
   DeviceBuffer flush(opt.flush_l2 ? flush_bytes : 0);
 
-  size_t total = 0, done = 0;
-  for (Precision d : opt.dtypes) {
-    size_t per_variant = want_auto ? 1 : 0;
-    for (const KernelDesc* k : kernels) per_variant += (k->dtypes & gemmlab::dtype_bit(d)) ? 1 : 0;
-    for (const Variant& v : variants_for(opt, d))
-      for (const Shape& s : opt.sizes)
-        total += (per_variant + (want_cublas ? cublas_rows(v, s, opt) : 0)) * opt.trans.size();
-  }
+  const size_t total = planned_rows(opt, kernels, want_auto, want_cublas);
+  size_t done = 0;
 
   for (Precision dtype : opt.dtypes) {
     const std::vector<Variant> variants = variants_for(opt, dtype);
@@ -507,22 +530,7 @@ Report run_gpu_bench(const Options& opt, const DeviceInfo& dev) {
             }
             rep.rows.push_back(r);
           }
-          // Ratios within this problem's rows.
-          double naive_ms = 0;
-          for (const Row& r : rep.rows)
-            if (r.kernel == "simt/01_naive" && r.shape.m == s.m && r.shape.n == s.n &&
-                r.shape.k == s.k && r.shape.batch == s.batch && r.trans == trans &&
-                r.out_dtype == v.out && r.act == v.act &&
-                r.bias == (v.has_bias ? gemmlab::dtype_name(v.bias_type) : "none") && r.ms_median > 0)
-              naive_ms = r.ms_median;
-          for (size_t i = first_row; i < rep.rows.size(); ++i) {
-            Row& r = rep.rows[i];
-            if (r.ms_median <= 0) continue;
-            if (cublas_ms > 0) r.pct_cublas = 100.0 * cublas_ms / r.ms_median;
-            if (naive_ms > 0) r.speedup_vs_naive = naive_ms / r.ms_median;
-            const double peak = peak_tflops(dev, dtype);
-            if (peak > 0) r.pct_peak = 100.0 * r.tflops / peak;
-          }
+          set_ratios(&rep.rows, first_row, cublas_ms, peak_tflops(dev, dtype));
         }
       }
     }

@@ -65,6 +65,11 @@ std::vector<Variant> variants_for(const Options& opt, gemmlab::Precision p);
 std::vector<const gemmlab::KernelDesc*> select_kernels(const std::vector<std::string>& names,
                                                        std::string* error);
 
+// The ratios of one problem's rows (one shape, transpose and epilogue variant: rows[first..]):
+// % of cuBLAS (cublas_ms: the time of its cuBLAS / cuBLASLt row, 0 if none), the speedup over
+// simt/01_naive's row among them, % of the chip's peak (0: unknown).
+void set_ratios(std::vector<Row>* rows, size_t first, double cublas_ms, double peak_tflops);
+
 Report run_gpu_bench(const Options& opt, const DeviceInfo& dev);
 Report run_cpu_bench(const Options& opt);
 // --profile: returns the process exit code.
