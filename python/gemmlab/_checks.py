@@ -116,6 +116,27 @@ def check_problem(a_shape, a_dtype, b_shape, b_dtype, precision, out=None, c=Non
     return batch, m, n, k, code, shape, d_dtype, act
 
 
+# check_problem's successful answers by argument tuple: the per-call overhead of gemmlab.matmul
+# repeats the same few signatures (a model's layers), and a dict lookup is ~1 us cheaper than
+# the checks. Failed checks are never stored (they raise every time); bounded in size.
+_PROBLEMS = {}
+_PROBLEMS_MAX = 4096
+
+
+def check_problem_cached(*args):
+    """check_problem(*args), remembered per argument tuple (positional arguments, as check_problem
+    takes them). Unhashable arguments (a list for a shape) are checked without the cache."""
+    try:
+        hit = _PROBLEMS.get(args)
+    except TypeError:
+        return check_problem(*args)
+    if hit is None:
+        hit = check_problem(*args)
+        if len(_PROBLEMS) < _PROBLEMS_MAX:
+            _PROBLEMS[args] = hit
+    return hit
+
+
 def _check_result_operand(name, operand, shape, dtypes):
     op_shape, op_dtype = operand
     if op_shape != shape:  # a tuple or a torch.Size

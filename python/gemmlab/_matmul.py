@@ -154,7 +154,7 @@ def _plan(a, b, out, alpha, beta, c, precision, bias, activation, out_dtype):
     a_dtype = _DTYPE_NAMES.get(a.dtype) or dtype_name(a.dtype)
     if out_dtype is not None:
         out_dtype = _checks.dtype_arg(out_dtype)
-    batch, m, n, k, code, shape, d_dtype, act = _checks.check_problem(
+    batch, m, n, k, code, shape, d_dtype, act = _checks.check_problem_cached(
         a.shape, a_dtype, b.shape, dtype_name(b.dtype), precision,
         None if out is None else (out.shape, dtype_name(out.dtype)),
         None if c is None else (c.shape, dtype_name(c.dtype)), beta,

@@ -165,6 +165,27 @@ def test_checks_defaults():
 
 
 @pytest.mark.skipif(gemmlab._C.device_count() > 0, reason="this machine has a GPU")
+def test_checks_cached_like_uncached():
+    """The remembered checks answer like check_problem, and a failing check raises every time."""
+    import pytest
+    from gemmlab import _checks
+    cases = [((4, 5), "bfloat16", (5, 7), "bfloat16", None, None, None, 0.0, None, None, None),
+             ((2, 4, 5), "float16", (5, 7), "float16", None, ((2, 4, 7), "float32"), ((2, 4, 7),
+              "float16"), 0.5, ((7,), "float32"), "gelu", None),
+             ((4, 5), "float32", (5, 7), "float32", "tf32", None, None, 0.0, None, "relu", None)]
+    for args in cases:
+        assert _checks.check_problem_cached(*args) == _checks.check_problem(*args)
+        assert _checks.check_problem_cached(*args) == _checks.check_problem(*args)  # a hit
+    bad = ((4, 5), "float32", (6, 7), "float32", None, None, None, 0.0, None, None, None)
+    for _ in range(2):
+        with pytest.raises(ValueError, match="inner dimensions"):
+            _checks.check_problem_cached(*bad)
+    assert bad not in _checks._PROBLEMS
+    # an unhashable shape is checked as it is
+    assert _checks.check_problem_cached([4, 5], "float32", [5, 7], "float32", None, None, None,
+                                        0.0, None, None, None)[1:4] == (4, 7, 5)
+
+
 def test_no_gpu_is_a_clear_error():
     with pytest.raises(gemmlab.GemmlabError, match="no CUDA GPU") as info:
         gemmlab.matmul(FakeCAI((4, 5)), FakeCAI((5, 7)))
