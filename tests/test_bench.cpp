@@ -99,6 +99,45 @@ TEST(BenchReport, PerDtypeSummary) {
   EXPECT_NE(os.str().find("geometric mean 1.00x"), std::string::npos) << os.str();
 }
 
+// Memory-bound problems (fewer FLOPs per byte than the device's balance) are measured against
+// the measured HBM read bandwidth: the bytes of A, B, D and the bias over the best row's time.
+TEST(BenchReport, MemoryBoundShareOfMeasuredBandwidth) {
+  Report r;
+  r.device.present = true, r.device.cc = 90, r.device.sms = 132, r.device.clock_mhz = 1980;
+  r.device.read_bandwidth_gbs = 3000;
+  using gemmlab::Precision;
+  auto row = [&](const char* kernel, Shape s, double ms) {
+    Row x;
+    x.kernel = kernel, x.shape = s, x.dtype = Precision::BF16, x.out_dtype = gemmlab::DType::BF16;
+    x.ms_median = ms, x.tflops = row_flops(x) / (ms * 1e-3) / 1e12;
+    x.checked = x.pass = true;
+    r.rows.push_back(x);
+  };
+  // 1 x 4096 x 4096 bf16, bf16 D: 2 (4096 + 4096^2 + 4096) bytes; 1 FLOP per byte.
+  Row probe;
+  probe.shape = {1, 4096, 4096}, probe.dtype = Precision::BF16, probe.out_dtype = gemmlab::DType::BF16;
+  EXPECT_DOUBLE_EQ(min_bytes(probe), 2.0 * (4096 + 4096.0 * 4096 + 4096));
+  probe.bias = "f32", probe.shape.batch = 3, probe.broadcast_b = true;
+  EXPECT_DOUBLE_EQ(min_bytes(probe), 2.0 * (3 * 4096 + 4096.0 * 4096 + 3 * 4096) + 4 * 4096);
+  const double bytes = 2.0 * (4096 + 4096.0 * 4096 + 4096);
+  row("cublas", {1, 4096, 4096}, bytes / 1.5e12 * 1e3);  // 1.5 TB/s
+  row("a", {1, 4096, 4096}, bytes / 2.4e12 * 1e3);       // 2.4 TB/s: 80% of 3000 GB/s
+  row("cublas", {4096, 4096, 4096}, 0.2);                // compute-bound: not counted
+  row("a", {4096, 4096, 4096}, 0.19);
+  const std::vector<DtypeSummary> s = suite_summary(r);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].problems, 2);
+  EXPECT_EQ(s[0].memory_bound, 1);
+  EXPECT_NEAR(s[0].bw_share_min, 0.8, 1e-9);
+  EXPECT_NE(s[0].bw_min_problem.find("1x4096x4096"), std::string::npos);
+  std::ostringstream os;
+  print_dtype_summary(os, s);
+  EXPECT_NE(os.str().find("1 memory-bound: 80-80% of the measured HBM read bandwidth"),
+            std::string::npos) << os.str();
+  r.device.read_bandwidth_gbs = 0;  // not measured: no memory-bound line
+  EXPECT_EQ(suite_summary(r)[0].memory_bound, 0);
+}
+
 TEST(BenchCli, ListsAndShapes) {
   Options o;
   std::string msg;

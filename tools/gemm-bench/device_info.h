@@ -16,7 +16,8 @@ struct DeviceInfo {
   int clock_mhz = 0;         // peak SM clock the driver reports
   int mem_clock_mhz = 0;
   int mem_bus_bits = 0;
-  double mem_bandwidth_gbs = 0;  // 2 * memory clock * bus width (DDR)
+  double mem_bandwidth_gbs = 0;  // 2 * memory clock * bus width (DDR): the spec's upper bound
+  double read_bandwidth_gbs = 0;  // measured by a read-only kernel (bandwidth.h); 0: not measured
   long long l2_bytes = 0;
   long long smem_per_sm = 0;
   int max_threads_per_sm = 0;

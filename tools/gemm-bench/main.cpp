@@ -3,6 +3,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "gemm-bench/bandwidth.h"
 #include "gemm-bench/options.h"
 #include "gemm-bench/report.h"
 #include "gemm-bench/runner.h"
@@ -30,13 +31,14 @@ int main(int argc, char** argv) {
   if (opt.cpu) {
     report = run_cpu_bench(opt);
   } else {
-    const DeviceInfo dev = query_device();
+    DeviceInfo dev = query_device();
     if (!dev.present) {
       std::cerr << "gemm-bench: no CUDA device available (" << dev.error
                 << "); use --cpu to time the fp64 CPU reference instead\n";
       return 3;
     }
     if (!opt.profile_kernel.empty()) return run_profile(opt, dev, argv[0]);
+    dev.read_bandwidth_gbs = measure_read_bandwidth_gbs();
     report = run_gpu_bench(opt, dev);
   }
   print_table(std::cout, report);

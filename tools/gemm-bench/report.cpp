@@ -30,7 +30,9 @@ std::string device_line(const Report& r) {
   const DeviceInfo& d = r.device;
   std::ostringstream s;
   s << d.name << " (sm_" << d.cc << ", " << d.sms << " SMs, " << d.clock_mhz << " MHz, "
-    << fmt("%.0f", d.mem_bandwidth_gbs) << " GB/s, L2 " << d.l2_bytes / (1024 * 1024) << " MB), CUDA runtime "
+    << fmt("%.0f", d.mem_bandwidth_gbs) << " GB/s"
+    << (d.read_bandwidth_gbs > 0 ? " spec, " + fmt("%.0f", d.read_bandwidth_gbs) + " GB/s read measured" : "")
+    << ", L2 " << d.l2_bytes / (1024 * 1024) << " MB), CUDA runtime "
     << d.runtime_version / 1000 << "." << (d.runtime_version % 1000) / 10 << ", driver "
     << d.driver_version / 1000 << "." << (d.driver_version % 1000) / 10;
   return s.str();
@@ -175,6 +177,20 @@ void print_summary(std::ostream& os, const Report& r) {
   print_dtype_summary(os, suite_summary(r));
 }
 
+double row_flops(const Row& x) {
+  return 2.0 * static_cast<double>(x.shape.m) * x.shape.n * x.shape.k * x.shape.batch;
+}
+
+double min_bytes(const Row& x) {
+  const double in = gemmlab::input_bytes(x.dtype);
+  const double batch = static_cast<double>(x.shape.batch);
+  const double a = in * x.shape.m * x.shape.k * batch;
+  const double b = in * x.shape.k * x.shape.n * (x.broadcast_b ? 1.0 : batch);
+  const double d = gemmlab::dtype_bytes(x.out_dtype) * static_cast<double>(x.shape.m) * x.shape.n * batch;
+  const double bias = x.bias == "none" ? 0.0 : (x.bias == "f32" ? 4.0 : 2.0) * x.shape.n;
+  return a + b + d + bias;
+}
+
 std::vector<DtypeSummary> suite_summary(const Report& r) {
   // The best passing gemmlab row and cuBLAS's row of each problem, then per dtype.
   struct Best {
@@ -201,6 +217,16 @@ std::vector<DtypeSummary> suite_summary(const Report& r) {
     d.log_sum += std::log(ratio);
     if (d.problems == 0 || ratio < d.worst_ratio) d.worst_ratio = ratio, d.worst_problem = key;
     ++d.problems;
+    // Memory-bound: fewer FLOPs per byte than the device's peak rate per byte of bandwidth.
+    const double bw = r.device.read_bandwidth_gbs, peak = peak_tflops(r.device, b.gemmlab->dtype);
+    const Row& g = *b.gemmlab;
+    if (bw > 0 && peak > 0 && g.ms_median > 0 &&
+        row_flops(g) / min_bytes(g) < peak * 1e12 / (bw * 1e9)) {
+      const double share = min_bytes(g) / (g.ms_median * 1e-3) / (bw * 1e9);
+      if (d.memory_bound == 0 || share < d.bw_share_min) d.bw_share_min = share, d.bw_min_problem = key;
+      if (d.memory_bound == 0 || share > d.bw_share_max) d.bw_share_max = share;
+      ++d.memory_bound;
+    }
   }
   std::vector<DtypeSummary> out;
   for (auto& [name, d] : by_dtype) {
@@ -218,6 +244,14 @@ void print_dtype_summary(std::ostream& os, const std::vector<DtypeSummary>& s) {
     std::snprintf(line, sizeof line, "  %-5s %3d problems  geometric mean %.2fx  worst %.2fx (%s)\n",
                   d.dtype.c_str(), d.problems, d.geomean, d.worst_ratio, d.worst_problem.c_str());
     os << line;
+    if (d.memory_bound > 0) {
+      std::snprintf(line, sizeof line,
+                    "        %3d memory-bound: %.0f-%.0f%% of the measured HBM read bandwidth "
+                    "(lowest: %s)\n",
+                    d.memory_bound, 100 * d.bw_share_min, 100 * d.bw_share_max,
+                    d.bw_min_problem.c_str());
+      os << line;
+    }
   }
 }
 
@@ -233,6 +267,7 @@ nlohmann::json to_json(const Report& r) {
                  {"memory_clock_mhz", d.mem_clock_mhz},
                  {"memory_bus_bits", d.mem_bus_bits},
                  {"memory_bandwidth_gbs", d.mem_bandwidth_gbs},
+                 {"read_bandwidth_gbs_measured", d.read_bandwidth_gbs},
                  {"l2_bytes", d.l2_bytes},  {"global_memory_bytes", d.global_mem_bytes},
                  {"cuda_runtime_version", d.runtime_version},
                  {"driver_version", d.driver_version}};
@@ -262,6 +297,7 @@ nlohmann::json to_json(const Report& r) {
                     {"ms_min", x.ms_min},
                     {"ms_max", x.ms_max},
                     {"tflops", x.tflops},
+                    {"gbs", x.ms_median > 0 ? min_bytes(x) / (x.ms_median * 1e-3) / 1e9 : 0.0},
                     {"pct_cublas", x.pct_cublas},
                     {"speedup_vs_naive", x.speedup_vs_naive},
                     {"pct_peak", x.pct_peak},

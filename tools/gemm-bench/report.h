@@ -34,7 +34,19 @@ struct DtypeSummary {
   int problems = 0;
   double geomean = 0, worst_ratio = 0, log_sum = 0;
   std::string worst_problem;
+  // Memory-bound problems (below the device's balance: peak FLOP/s over the measured HBM read
+  // bandwidth): the best gemmlab row's bandwidth as a share of the measured one, lowest and
+  // highest. None when the bandwidth was not measured.
+  int memory_bound = 0;
+  double bw_share_min = 0, bw_share_max = 0;
+  std::string bw_min_problem;
 };
+
+// The bytes a row's problem must move at least: A, B (once when broadcast), D in its dtype and
+// the bias, over every batch entry (gemm-bench runs beta = 0: C is not read).
+double min_bytes(const Row& x);
+// FLOPs of a row's problem (every batch entry).
+double row_flops(const Row& x);
 std::vector<DtypeSummary> suite_summary(const Report& r);
 void print_dtype_summary(std::ostream& os, const std::vector<DtypeSummary>& s);
 void print_summary(std::ostream& os, const Report& r);
