@@ -24,10 +24,7 @@ using namespace nb::literals;
 
 namespace {
 
-using gemmlab::Activation;
 using gemmlab::DType;
-using gemmlab::Op;
-using gemmlab::Precision;
 using gemmlab::Status;
 
 // Errors of this layer itself (NCCL set-up, device selection); empty when the last error is the

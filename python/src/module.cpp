@@ -20,9 +20,6 @@ using namespace nb::literals;
 
 namespace {
 
-using gemmlab::Activation;
-using gemmlab::DType;
-using gemmlab::Op;
 using gemmlab::Precision;
 using gemmlab::Status;
 
