@@ -214,10 +214,7 @@ TEST(LargeShapes, SgemmStreamKTail) {
 // only 16-byte aligned and the GEMM is large enough (wgmma/host.cu, worth_padding): 3000^3 takes
 // that path for B in NN and for A in TN. The small shapes above never do.
 TEST(LargeShapes, Wgmma03PaddedRows) {
-  GEMMLAB_REQUIRE_GPU();
-  int major = 0;
-  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess);
-  if (major != 9) GTEST_SKIP() << "GPU test skipped: wgmma/03 needs sm_90";
+  GEMMLAB_REQUIRE_SM90();  // wgmma/03
   for (Precision prec : {Precision::BF16, Precision::FP16})
     for (Op a : {Op::N, Op::T})
       check_kernel({prec, {3000, 3000, 3000}, a, Op::N, 0, a == Op::N},
@@ -229,10 +226,7 @@ TEST(LargeShapes, Wgmma03PaddedRows) {
 // same with partial edge tiles. Checked against fp64 in 16-bit, both A layouts, tight and
 // misaligned (packed) rows; on an H100 SXM the launch must use 128 CTAs instead of 32.
 TEST(LargeShapes, Wgmma03StreamK) {
-  GEMMLAB_REQUIRE_GPU();
-  int major = 0;
-  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess);
-  if (major != 9) GTEST_SKIP() << "GPU test skipped: wgmma/03 needs sm_90";
+  GEMMLAB_REQUIRE_SM90();  // wgmma/03
   const char* kName = "wgmma/03_tma_wgmma_ws_persistent";
   if (const unsigned grid = h100_grid(kName, Precision::BF16, 1024, 1024, 4096))
     EXPECT_EQ(grid, 128u);
@@ -247,10 +241,7 @@ TEST(LargeShapes, Wgmma03StreamK) {
 // (a warp's rows cut in the middle), 70 (the second warpgroup's rows partly inside) and 128; an
 // edge column tile (n = 4000), both B layouts, misaligned rows; on an H100 SXM 64 CTAs.
 TEST(LargeShapes, Wgmma03DecodeStreamK) {
-  GEMMLAB_REQUIRE_GPU();
-  int major = 0;
-  ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess);
-  if (major != 9) GTEST_SKIP() << "GPU test skipped: wgmma/03 needs sm_90";
+  GEMMLAB_REQUIRE_SM90();  // wgmma/03
   const char* kName = "wgmma/03_tma_wgmma_ws_persistent";
   if (const unsigned grid = h100_grid(kName, Precision::BF16, 8, 4096, 4096))
     EXPECT_EQ(grid, 64u);
