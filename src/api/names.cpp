@@ -1,5 +1,6 @@
 // Names of the public enums and their parsers (gemmlab.h).
 #include <cstring>
+#include <initializer_list>
 #include <string>
 
 #include "gemmlab/gemmlab.h"
@@ -35,15 +36,26 @@ const char* precision_name(Precision p) {
   return "unknown";
 }
 
-bool parse_precision(const char* name, Precision* out) {
+namespace {
+
+// *out = the value among `values` whose name (name_of) is `name`; false if none is.
+template <typename E, typename NameOf>
+bool parse_by_name(const char* name, std::initializer_list<E> values, NameOf name_of, E* out) {
   if (!name || !out) return false;
-  for (Precision p : {Precision::FP32, Precision::TF32, Precision::BF16, Precision::FP16}) {
-    if (std::strcmp(name, precision_name(p)) == 0) {
-      *out = p;
+  for (E v : values) {
+    if (std::strcmp(name, name_of(v)) == 0) {
+      *out = v;
       return true;
     }
   }
   return false;
+}
+
+}  // namespace
+
+bool parse_precision(const char* name, Precision* out) {
+  return parse_by_name(name, {Precision::FP32, Precision::TF32, Precision::BF16, Precision::FP16},
+                       precision_name, out);
 }
 
 const char* activation_name(Activation a) {
@@ -58,15 +70,9 @@ const char* activation_name(Activation a) {
 }
 
 bool parse_activation(const char* name, Activation* out) {
-  if (!name || !out) return false;
-  for (Activation a : {Activation::None, Activation::ReLU, Activation::GeluTanh,
-                       Activation::GeluErf, Activation::SiLU}) {
-    if (std::strcmp(name, activation_name(a)) == 0) {
-      *out = a;
-      return true;
-    }
-  }
-  return false;
+  return parse_by_name(name, {Activation::None, Activation::ReLU, Activation::GeluTanh,
+                              Activation::GeluErf, Activation::SiLU},
+                       activation_name, out);
 }
 
 const char* dtype_name(DType t) {

@@ -357,10 +357,9 @@ cudaError_t launch(const GemmProblem& p) {
 // TFLOP/s there, this kernel 0.8-7.5); 16-bit only for m <= 2 with the weight layout (op(B) = B^T:
 // bf16 1x4096x4096 1.17 vs wgmma/03's 0.96, 2x4096x4096 2.12 vs 1.90); elsewhere wgmma/03's
 // stream-k over 128-row tiles was as fast or faster (bf16 8x8192x8192: 16.2 vs 7.2).
-// 16-bit: only m <= 2 with the weight layout, and below wgmma/03 (200) where that runs its
-// one-row stream-k (H100, bf16 NT, same run, TFLOP/s gemv vs wgmma/03: 1 x 4096 x 4096 1.2 vs 1.2
-// (77% vs 82% of cuBLAS), 2 x 4096 x 4096 2.1 vs 2.5, 1 x 4096 x 14336 1.8 vs 2.0); above it
-// where wgmma/03 falls back to 60 (shallow k) and on GPUs without wgmma.
+// 16-bit: only m <= 2 with the weight layout, and below wgmma/03 (200), which measured faster
+// there with its one-row stream-k (docs/history.md); above it where wgmma/03 falls back to 60
+// (shallow k) and on GPUs without wgmma.
 int auto_priority(const GemmProblem& p) {
   const bool wide = p.precision == Precision::FP32 || p.precision == Precision::TF32;
   if (wide) return p.m <= gemv_plan::kMaxM ? 300 : 0;

@@ -32,9 +32,7 @@ StreamK plan_stream_k(bool half, int tiles, int64_t k, int num_kb, int max_ctas,
   const StreamK none{0, 0, 0, 0, 0};
   if (!half || !stream_k_pays(tiles, k, max_ctas, rows)) return none;
   // One row of tiles: fewer, longer runs. The last contributor sums the others' partials, a chain
-  // of L2 round trips that outweighs the SMs gained (bf16 NT, H100, TFLOP/s with at most 8 / 5 / 3
-  // contributors: 8 x 4096 x 4096 9.0 / 9.9 / 8.9, 128 x 4096 x 4096 107 / 126 / 112,
-  // 8 x 4096 x 14336 15.3 / 15.7 / 13.9, 128 x 14336 x 4096 210 / 210 / 231).
+  // of L2 round trips that outweighs the SMs gained (5 measured best of 8 / 5 / 3: history.md).
   const int cap = rows <= kBM ? kMaxContribOneRow : kMaxContrib;
   StreamK sk = stream_k_cut(0, tiles, num_kb, max_ctas);
   if (ceil_div(num_kb, sk.iters) + 1 > cap) {
