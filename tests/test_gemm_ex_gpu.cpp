@@ -137,7 +137,7 @@ std::vector<EpilogueCase> epilogue_cases() {
   s.bias_type = DType::BF16, s.act = Activation::GeluTanh, s.beta = 0.5f, s.c_type = DType::F16;
   s.pad_a = 1, s.pad_d = 3, s.seed = 11;
   v.push_back({"bf16_gelu_tanh_bias", s});
-  // f16 D, SiLU, beta 0 with C null; m <= 8 reaches gemv/small_m.
+  // f16 D, SiLU, beta 0 with C null; m <= 8 (16-bit: gemv/mma under `auto`).
   s = {}, s.m = 5, s.n = 9, s.k = 17, s.op_a = Op::T, s.d_type = DType::F16;
   s.act = Activation::SiLU, s.null_c = true, s.seed = 12;
   v.push_back({"f16_silu_small_m", s});
@@ -157,7 +157,7 @@ std::vector<EpilogueCase> epilogue_cases() {
   s = {}, s.m = 20, s.n = 24, s.k = 40, s.d_type = DType::BF16, s.batch = 3, s.stride_d = 24;
   s.ldd = 3 * 24 + 1, s.seed = 16;
   v.push_back({"bf16_side_by_side", s});
-  // m = 8 (gemv/small_m), bf16 D, fp32 bias, GELU (erf), beta with an fp32 C, 2 entries.
+  // m = 8 (gemv/mma under `auto`), bf16 D, fp32 bias, GELU (erf), beta with an fp32 C, 2 entries.
   s = {}, s.m = 8, s.n = 300, s.k = 257, s.op_b = Op::T, s.d_type = DType::BF16, s.bias = true;
   s.act = Activation::GeluErf, s.beta = 0.5f, s.batch = 2, s.seed = 17;
   v.push_back({"gemv_bf16_gelu_erf_batch", s});

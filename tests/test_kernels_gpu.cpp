@@ -265,6 +265,22 @@ TEST(LargeShapes, GemvSmallM) {
           for (int pad : {0, 3}) check_kernel({prec, shape, a, b, pad, pad == 0}, "gemv/small_m");
 }
 
+// gemv/mma (16-bit, m <= 32): one, two and four tiles of 8 rows of C, both layouts of B, depths
+// that are not a multiple of a warp's step (32 along k-contiguous B, 16 along n-contiguous B) nor
+// of 8, columns past the last strip, depths split over blocks (n = 33, 1000), transposed op(A),
+// 16-byte aligned and misaligned rows.
+TEST(LargeShapes, GemvMma) {
+  GEMMLAB_REQUIRE_GPU();
+  const Shape shapes[] = {{1, 4096, 4096}, {3, 4097, 1000}, {8, 33, 20000}, {16, 1000, 4100},
+                          {17, 300, 257},  {32, 64, 40},    {5, 1, 3},      {2, 300, 257},
+                          {9, 130, 4099}};
+  for (Precision prec : {Precision::BF16, Precision::FP16})
+    for (const Shape& shape : shapes)
+      for (Op a : {Op::N, Op::T})
+        for (Op b : {Op::N, Op::T})
+          for (int pad : {0, 3}) check_kernel({prec, shape, a, b, pad, pad == 0}, "gemv/mma");
+}
+
 // A kernel launched with several shared-memory sizes (gemv/small_m sizes its copy of op(A) by the
 // problem): asking for a small size first, as gemm-bench's occupancy query does, must not lower
 // the limit that a larger problem then needs (it did: "invalid argument" at 1 x 8192 x 8192).

@@ -366,5 +366,39 @@ TEST(GemvPlan, VectorLoadsOnlyWhereTheRowsAllowThem) {
   EXPECT_GE(gemv_plan::plan(1, 4096, 4096, true, true, 2, kH100).blocks(), 2 * 132);
 }
 
+// gemv/mma: the warps' ranges tile the depth (whole steps, no empty split), the strips cover n,
+// the depth is split only where the strips leave SMs without a block, and never without scratch.
+TEST(GemvMmaPlan, RangesCoverTheDepthAndSplitOnlyForIdleSMs) {
+  namespace mp = gemv_mma_plan;
+  for (const DeviceDesc& dev : {kH100, kA100})
+    for (int m : {1, 8, 9, 16, 17, 32})
+      for (int n : {1, 33, 1024, 4096, 14336})
+        for (int k : {1, 7, 40, 4096, 14336, 131072})
+          for (bool k_contig : {false, true}) {
+            SCOPED_TRACE(testing::Message() << m << "x" << n << "x" << k << " kc=" << k_contig
+                                            << " sms=" << dev.sms);
+            const mp::Plan p = mp::plan(m, n, k, k_contig, dev);
+            EXPECT_GE(p.rows(), m);
+            EXPECT_LE(p.rows(), m + 7 + (m > 16 ? 8 : 0));
+            EXPECT_EQ(p.warp_k % p.k_chunk, 0);
+            EXPECT_EQ(p.block_k, mp::kWarps * p.warp_k);
+            EXPECT_GE(p.splits, 1);
+            EXPECT_LE(p.splits, mp::kMaxSplits);
+            EXPECT_GE(static_cast<int64_t>(p.splits) * p.block_k, k);
+            EXPECT_LT(static_cast<int64_t>(p.splits - 1) * p.block_k, k) << "an empty split";
+            EXPECT_GE(p.col_tiles * p.cols, n);
+            if (p.col_tiles >= dev.sms) EXPECT_EQ(p.splits, 1) << "the strips fill the SMs";
+            if (p.splits > 1) EXPECT_GE(p.warp_k, mp::kMinChunks * p.k_chunk);
+            EXPECT_EQ(mp::scratch_bytes(p) > 0, p.splits > 1);
+            const mp::Plan q = mp::plan(m, n, k, k_contig, dev, /*scratch=*/false);
+            EXPECT_EQ(q.splits, 1);
+            EXPECT_GE(q.block_k, k);
+          }
+  // Decode, 4096 x 4096: 256 strips of 16 columns need no split; 64 strips of 64 columns
+  // (n-contiguous B) are split until every SM has blocks.
+  EXPECT_EQ(mp::plan(1, 4096, 4096, true, kH100).blocks(), 256);
+  EXPECT_GE(mp::plan(1, 4096, 4096, false, kH100).blocks(), 2 * 132);
+}
+
 }  // namespace
 }  // namespace gemmlab

@@ -72,7 +72,10 @@ TEST(Sanitize, ScratchPaths) {
               {wgmma03, spec(P::TF32, 300, 300, 300, Op::T, Op::N)},         // tf32 transposed B
               {"gemv/small_m", spec(P::BF16, 1, 4096, 4096, Op::N, Op::T)},  // depth split, k-contig
               {"gemv/small_m", spec(P::FP32, 3, 300, 5000)},                 // n-contig, split
-              {"gemv/small_m", spec(P::FP16, 8, 33, 41, Op::T, Op::T)}});    // edge, no split
+              {"gemv/small_m", spec(P::FP16, 8, 33, 41, Op::T, Op::T)},      // edge, no split
+              {"gemv/mma", spec(P::BF16, 1, 4096, 4096, Op::N, Op::T)},      // k-contig, no split
+              {"gemv/mma", spec(P::BF16, 9, 1000, 4100)},                    // n-contig, split
+              {"gemv/mma", spec(P::FP16, 32, 33, 41, Op::T, Op::T)}});       // edge, 4 tiles
 }
 
 }  // namespace

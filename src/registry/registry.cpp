@@ -30,6 +30,7 @@ extern const KernelDesc kSimtSgemm;              // sgemm.cu: the production FP3
 
 // ---- gemv: problems with a few rows of C (decode) ----
 extern const KernelDesc kGemvSmallM;
+extern const KernelDesc kGemvMma;  // mma.cu: 16-bit, tensor cores
 // ---- gemv: end ----
 
 // ---- mma_sync: tensor cores through mma.sync (sm_80+) ----
@@ -65,6 +66,7 @@ const std::vector<KernelDesc>& all_kernels() {
       // simt: end
       // gemv
       kGemvSmallM,
+      kGemvMma,
       // gemv: end
       // mma_sync
       kMmaSyncBasic,

@@ -15,25 +15,48 @@ namespace {
 // Each thread reads 16-byte words in a grid-stride loop, 4 in flight, and folds them; the fold
 // is stored only where it matches an impossible key, so the loads are not optimized away and
 // nothing is written.
+// kStream: evict-first loads (the probe, which must not be served by L2); else normal loads,
+// which take L2's lines from whatever held them (the flush).
+template <bool kStream>
+__device__ __forceinline__ uint4 ld(const uint4* p) {
+  return kStream ? __ldcs(p) : __ldcg(p);
+}
+
+template <bool kStream>
 __global__ void read_kernel(const uint4* __restrict__ p, size_t words, unsigned key,
                             unsigned* out) {
   unsigned acc = 0;
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
   size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   for (; i + 3 * stride < words; i += 4 * stride) {
-    const uint4 a = __ldcs(p + i), b = __ldcs(p + i + stride), c = __ldcs(p + i + 2 * stride),
-                d = __ldcs(p + i + 3 * stride);
+    const uint4 a = ld<kStream>(p + i), b = ld<kStream>(p + i + stride),
+                c = ld<kStream>(p + i + 2 * stride), d = ld<kStream>(p + i + 3 * stride);
     acc ^= a.x ^ a.y ^ a.z ^ a.w ^ b.x ^ b.y ^ b.z ^ b.w ^ c.x ^ c.y ^ c.z ^ c.w ^ d.x ^ d.y ^
            d.z ^ d.w;
   }
   for (; i < words; i += stride) {
-    const uint4 a = __ldcs(p + i);
+    const uint4 a = ld<kStream>(p + i);
     acc ^= a.x ^ a.y ^ a.z ^ a.w;
   }
   if (acc == key) *out = acc;
 }
 
+constexpr unsigned kKey = 0x9e3779b9u;  // a fold no buffer of this tool produces
+
 }  // namespace
+
+cudaError_t enqueue_l2_flush(void* buf, size_t bytes, bool writes, unsigned pass) {
+  if (writes) return cudaMemsetAsync(buf, pass & 0xff, bytes);
+  // buf holds zeros or memset bytes: its fold is never the key, so nothing is written.
+  int dev = 0, sms = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+    return cudaErrorUnknown;
+  const size_t words = bytes / 16;
+  read_kernel<false><<<static_cast<unsigned>(sms) * 8, 256>>>(static_cast<const uint4*>(buf), words, kKey,
+                                                         static_cast<unsigned*>(buf));
+  return cudaPeekAtLastError();
+}
 
 double measure_read_bandwidth_gbs(size_t bytes) {
   size_t free_b = 0, total_b = 0;
@@ -57,7 +80,7 @@ double measure_read_bandwidth_gbs(size_t bytes) {
     std::vector<float> ms;
     for (int run = 0; run < 12; ++run) {
       cudaEventRecord(start);
-      read_kernel<<<blocks, 256>>>(static_cast<const uint4*>(buf), words, 0x9e3779b9u, out);
+      read_kernel<true><<<blocks, 256>>>(static_cast<const uint4*>(buf), words, kKey, out);
       cudaEventRecord(stop);
       if (cudaEventSynchronize(stop) != cudaSuccess) break;
       float t = 0;

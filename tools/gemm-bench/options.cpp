@@ -123,6 +123,9 @@ int parse_options(int argc, const char* const* argv, Options* out, std::string* 
   app.add_option("--max-seconds", out->max_seconds_per_row, "time budget of one row; slow rows get fewer reps")
       ->check(CLI::PositiveNumber);
   app.add_flag("!--no-flush", out->flush_l2, "do not flush the L2 cache between timed runs");
+  app.add_flag("--flush-writes", out->flush_writes,
+               "flush L2 with a memset, as gemm-bench did before 2026-11-23: its dirty lines are "
+               "written back while the timed call reads (default: a read-only sweep)");
   app.add_flag("!--no-check", out->check, "skip the fp64 correctness check");
   app.add_flag("!--no-cublas", out->cublas, "do not time cuBLAS");
   app.add_flag("--list,-l", out->list, "print the kernel registry and exit");

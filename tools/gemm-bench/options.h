@@ -38,6 +38,7 @@ struct Options {
   int reps = 20;
   double max_seconds_per_row = 2.0;  // fewer reps for slow rows (never fewer than 3)
   bool flush_l2 = true;
+  bool flush_writes = false;  // flush with a memset (dirty lines) instead of a read sweep
   bool check = true;
   bool cublas = true;
   bool list = false;

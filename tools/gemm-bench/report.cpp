@@ -82,7 +82,9 @@ void print_table(std::ostream& os, const Report& r) {
   if (!r.cpu_mode)
     os << "median of up to " << r.options.reps << " runs after " << r.options.warmup
        << " warm-ups, CUDA events (GPU time: a spin kernel hides host overhead), "
-       << (r.options.flush_l2 ? "L2 flushed between runs" : "L2 not flushed")
+       << (!r.options.flush_l2      ? "L2 not flushed"
+           : r.options.flush_writes ? "L2 flushed between runs (memset: dirty lines)"
+                                    : "L2 flushed between runs (read sweep)")
        << "; error = relative Frobenius vs fp64; cuBLAS in the same run\n";
   bool extended = false;
   for (const Row& x : r.rows) extended |= !variant_text(x).empty() || x.shape.batch != 1;
@@ -278,6 +280,7 @@ nlohmann::json to_json(const Report& r) {
   j["settings"] = {{"warmup", r.options.warmup},
                    {"reps", r.options.reps},
                    {"flush_l2", r.options.flush_l2},
+                   {"flush_mode", !r.options.flush_l2 ? "none" : r.options.flush_writes ? "memset" : "read"},
                    {"check", r.options.check},
                    {"timer", r.cpu_mode ? "std::chrono::steady_clock" : "cudaEvent, median"}};
   json rows = json::array();

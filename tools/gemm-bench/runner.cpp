@@ -1,5 +1,6 @@
 #include "gemm-bench/runner.h"
 
+#include "gemm-bench/bandwidth.h"
 #include "gemm-bench/gpu_delay.h"
 
 #include <algorithm>
@@ -142,7 +143,7 @@ std::string time_it(const std::function<cudaError_t()>& launch, const Options& o
   std::vector<float> ms;
   int reps = opt.reps;
   for (int r = 0; r < reps; ++r) {
-    if (opt.flush_l2 && flush_buf) cudaMemsetAsync(flush_buf, r & 0xff, flush_bytes);
+    if (opt.flush_l2 && flush_buf) enqueue_l2_flush(flush_buf, flush_bytes, opt.flush_writes, r);
     if (cudaError_t e = enqueue_gpu_delay(kSpinMicroseconds); e != cudaSuccess)
       return cudaGetErrorString(e);
     cudaEventRecord(ev.start);

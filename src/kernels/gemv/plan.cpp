@@ -42,4 +42,34 @@ size_t scratch_bytes(const Plan& p) {
 }
 
 }  // namespace gemv_plan
+
+namespace gemv_mma_plan {
+
+int tok_tiles(int m) { return m <= 8 ? 1 : m <= 16 ? 2 : 4; }
+
+Plan plan(int m, int n, int k, bool k_contig, const DeviceDesc& dev, bool scratch) {
+  Plan p{};
+  p.k_contig = k_contig;
+  p.tok_tiles = tok_tiles(m);
+  p.cols = k_contig ? 16 : 64;
+  p.k_chunk = k_contig ? 32 : 16;
+  p.col_tiles = ceil_div(n, p.cols);
+  const int chunks = ceil_div(k, p.k_chunk);
+  int splits = 1;
+  if (scratch && p.col_tiles < dev.sms)
+    splits = std::min({ceil_div(2 * dev.sms, p.col_tiles),
+                       std::max(1, chunks / (kWarps * kMinChunks)), kMaxSplits});
+  p.warp_k = ceil_div(chunks, splits * kWarps) * p.k_chunk;
+  p.block_k = kWarps * p.warp_k;
+  p.splits = ceil_div(k, p.block_k);  // no empty split
+  return p;
+}
+
+size_t scratch_bytes(const Plan& p) {
+  if (p.splits <= 1) return 0;
+  return static_cast<size_t>(p.blocks()) * p.rows() * p.cols * sizeof(float) +
+         static_cast<size_t>(p.col_tiles) * sizeof(unsigned long long);
+}
+
+}  // namespace gemv_mma_plan
 }  // namespace gemmlab

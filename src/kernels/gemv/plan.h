@@ -41,4 +41,43 @@ Plan plan(int m, int n, int k, bool k_contig, bool b_aligned, int elem_bytes, co
 size_t scratch_bytes(const Plan& p);
 
 }  // namespace gemv_plan
+
+// The planner of gemv/mma, the tensor-core GEMV for 16-bit inputs with at most 32 rows of C. A
+// warp multiplies a 16-column strip of C (k-contiguous B) or a 64-column strip (n-contiguous B)
+// by op(A)'s rows with mma.sync: the columns of C are the mma's 16 rows, the rows of C (tokens)
+// its 8 columns, so no lane computes padding rows of B. A block is one strip; its 8 warps cut its
+// depth into equal ranges. Blocks cut the depth further (splits) only where the strips leave SMs
+// without a block (measured: splitting strips that already cover the SMs, to fill waves better,
+// or a stream-k cut into one run per block slot, were slower: docs/history.md).
+namespace gemv_mma_plan {
+
+constexpr int kMaxM = 32;
+constexpr int kWarps = 8;
+constexpr int kThreads = 32 * kWarps;
+constexpr int kMinChunks = 4;    // a split warp's range is at least this many steps deep
+constexpr int kMaxSplits = 128;  // the split counters count to 255
+
+struct Plan {
+  bool k_contig;   // B stored n x k (op(B) = B^T)
+  int tok_tiles;   // rows of C in tiles of 8: 1, 2 or 4 (m <= 8, 16, 32)
+  int cols;        // columns of C per strip: 16 (k-contiguous) or 64 (n-contiguous)
+  int k_chunk;     // depth of one step of a warp: 32 (k-contiguous) or 16 (n-contiguous)
+  int warp_k;      // depth of one warp's range (a multiple of k_chunk)
+  int block_k;     // kWarps * warp_k
+  int col_tiles, splits;  // the grid: col_tiles * splits blocks
+  int blocks() const { return col_tiles * splits; }
+  int rows() const { return 8 * tok_tiles; }
+};
+
+int tok_tiles(int m);  // 8-row tiles of C: 1, 2 or 4
+
+// Where the strips are fewer than the SMs, the fewest splits that give every SM two blocks, as
+// far as the depth allows. scratch: whether the depth may be split (the partials need scratch).
+Plan plan(int m, int n, int k, bool k_contig, const DeviceDesc& dev, bool scratch = true);
+
+// Scratch of a plan: partials (blocks * rows * cols floats), then one counter per strip; 0 when
+// splits == 1.
+size_t scratch_bytes(const Plan& p);
+
+}  // namespace gemv_mma_plan
 }  // namespace gemmlab

@@ -26,7 +26,7 @@
 
 #include "kernels/common/gemm_common.cuh"
 #include "kernels/common/launch.cuh"
-#include "kernels/common/split_k.cuh"
+#include "kernels/gemv/finish.cuh"
 #include "kernels/gemv/plan.h"
 #include "runtime/device_props.h"
 #include "runtime/workspace.h"
@@ -123,28 +123,6 @@ __device__ __forceinline__ void read_a(const float* As, int len, int r, int kk, 
   }
 }
 
-// The block's kRows x cols results in buf (shared): stored through the epilogue, or (depth split)
-// published as this slice's partial; the column tile's last block sums the slices in order.
-template <int kRows>
-__device__ __forceinline__ void finish(const float* buf, const Epilogue& ep, const Args& a,
-                                       int tile, int split, int col0) {
-  const int count = kRows * a.cols;
-  if (a.splits > 1) {
-    float* part = a.parts + (static_cast<int64_t>(tile) * a.splits + split) * count;
-    for (int i = threadIdx.x; i < count; i += kThreads) __stcg(part + i, buf[i]);
-    if (!split_arrive_last(a.counters + tile, a.tag, a.splits)) return;
-  }
-  for (int i = threadIdx.x; i < count; i += kThreads) {
-    float v = buf[i];
-    if (a.splits > 1) {
-      const float* p = a.parts + static_cast<int64_t>(tile) * a.splits * count + i;
-      v = __ldcg(p);
-      for (int s = 1; s < a.splits; ++s) v += __ldcg(p + static_cast<int64_t>(s) * count);
-    }
-    ep.store<true>(i / a.cols, col0 + i % a.cols, v);
-  }
-}
-
 // B stored n x k (k contiguous): warp w owns columns col0 + 4w .. +3; each lane reads V elements
 // of each of those rows of B per pass, and the lanes are summed at the end.
 template <typename T, int kRows, int V>
@@ -211,7 +189,8 @@ __global__ void __launch_bounds__(kThreads, 2) gemv_kcontig(const T* A, int lda,
 #pragma unroll
       for (int j = 0; j < 4; ++j) buf[r * 32 + warp * 4 + j] = acc[r][j];
   __syncthreads();
-  finish<kRows>(buf, ep, a, tile, split, col0);
+  gemv_finish<kThreads>(buf, kRows, a.cols, ep, SplitWorkspace{a.parts, a.counters, a.tag},
+                        a.splits, tile, split, col0, a.splits);
 }
 
 // B stored k x n (n contiguous): lane l owns columns col0 + V l .. + V - 1; warp w takes the rows
@@ -273,7 +252,8 @@ __global__ void __launch_bounds__(kThreads, 2) gemv_ncontig(const T* A, int lda,
         }
     __syncthreads();
   }
-  finish<kRows>(buf, ep, a, tile, split, col0);
+  gemv_finish<kThreads>(buf, kRows, a.cols, ep, SplitWorkspace{a.parts, a.counters, a.tag},
+                        a.splits, tile, split, col0, a.splits);
 }
 
 using KernelFn = void (*)(const void*, int, bool, const void*, int, Epilogue, Args);
