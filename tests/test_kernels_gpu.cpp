@@ -114,7 +114,7 @@ void check_case(const Case& c, const char* only, int* ran_out) {
       std::printf("[  NOTE    ] %s not run: needs sm_%d, device is sm_%d\n", kd.name, kd.min_cc, cc);
       continue;
     }
-    // A kernel whose stated constraint excludes the problem (gemv/small_m: m <= 8) must say so:
+    // A kernel whose stated constraint excludes the problem (gemv/small_m: m <= 16) must say so:
     // the call has to return KernelUnsupported, and the kernel is not counted as run.
     if (const char* why = kernel_cannot_run(kd, p, cc)) {
       EXPECT_EQ(gemm(p.op_a, p.op_b, p.m, p.n, p.k, p.alpha, p.A, p.lda, p.B, p.ldb, p.beta, c_f32(p),
@@ -252,12 +252,13 @@ TEST(LargeShapes, Wgmma03DecodeStreamK) {
           check_kernel({prec, Shape{m, pad ? 4000 : 4096, 4096}, Op::N, b, pad, pad == 0}, kName);
 }
 
-// gemv/small_m (m <= 8): both layouts of B (n x k for op T, k x n for op N), depths that are not
+// gemv/small_m (m <= 16): both layouts of B (n x k for op T, k x n for op N), depths that are not
 // a multiple of its passes or slices, long depths split over blocks, 16-byte and misaligned rows,
 // every dtype; checked against fp64 like every kernel.
 TEST(LargeShapes, GemvSmallM) {
   GEMMLAB_REQUIRE_GPU();
-  const Shape shapes[] = {{1, 4096, 4096}, {3, 4097, 1000}, {8, 33, 20000}, {5, 1, 3}, {2, 300, 257}};
+  const Shape shapes[] = {{1, 4096, 4096}, {3, 4097, 1000}, {8, 33, 20000}, {5, 1, 3},
+                          {2, 300, 257},   {16, 1000, 4100}, {9, 130, 4099}};
   for (Precision prec : {Precision::FP32, Precision::TF32, Precision::BF16, Precision::FP16})
     for (const Shape& shape : shapes)
       for (Op a : {Op::N, Op::T})

@@ -333,7 +333,7 @@ TEST(WgmmaPlan, AutoPriorityStepsBackOnSmallShallow16BitGrids) {
 // partial sums stay a small share of B's bytes; without scratch one block per column tile.
 TEST(GemvPlan, SlicesCoverTheDepthAndFitSharedMemory) {
   for (const DeviceDesc& dev : {kH100, kA100})
-    for (int m : {1, 2, 3, 8})
+    for (int m : {1, 2, 3, 8, 13, 16})
       for (int n : {1, 33, 4096, 14336})
         for (int k : {1, 7, 4096, 14336, 131072})
           for (bool k_contig : {false, true})
@@ -343,6 +343,9 @@ TEST(GemvPlan, SlicesCoverTheDepthAndFitSharedMemory) {
               const gemv_plan::Plan p = gemv_plan::plan(m, n, k, k_contig, true, eb, dev);
               EXPECT_GE(p.rows, m);
               EXPECT_LE(p.rows * p.k_slice, gemv_plan::kSmemFloats);
+              EXPECT_LE(p.rows * p.k_slice * 4 + gemv_plan::static_smem_bytes(p),
+                        gemv_plan::kBlockSmemBytes)
+                  << "past the 48 KB a block gets without opting in";
               EXPECT_EQ(p.k_slice % p.k_step, 0);
               EXPECT_GE(p.splits, 1);
               EXPECT_GE(static_cast<int64_t>(p.splits) * p.k_slice, k);

@@ -67,6 +67,30 @@ def test_dtypes_and_transposes(name, ta, tb, m, n, k):
     assert_close(out, reference(a, b), FP32_OUT_BOUND[name])
 
 
+def test_repeated_geometry_reuses_the_layout_only():
+    """Plain calls remember their layout per (shapes, strides, dtypes, scalars): new tensors of
+    the same geometry get their own pointers; a transposed view or a padded row stride of the same
+    shape, another alpha, or a copied operand (strides op/ld cannot express) is laid out anew."""
+    a, b = rand(33, 20, seed=40), rand(20, 17, seed=41)
+    for seed in range(3):  # the second and third calls hit the cache
+        a, b = rand(33, 20, seed=42 + seed), rand(20, 17, seed=52 + seed)
+        out = torch.full((33, 17), float("nan"), device="cuda")
+        assert gemmlab.matmul(a, b, out=out) is out
+        assert_close(out, reference(a, b), 1e-5)
+        assert_close(gemmlab.matmul(a, b, alpha=-0.5), reference(a, b, alpha=-0.5), 1e-5)
+    bt = rand(17, 20, seed=60).t()                   # same shape, op(B) = B^T
+    assert_close(gemmlab.matmul(a, bt), reference(a, bt), 1e-5)
+    ap = rand(33, 29, seed=61)[:, 4:24]              # same shape, row stride 29, offset 4
+    assert_close(gemmlab.matmul(ap, b), reference(ap, b), 1e-5)
+    ac = rand(33, 40, seed=62)[:, ::2]               # strides (40, 2): copied every call
+    for _ in range(2):
+        assert_close(gemmlab.matmul(ac, b), reference(ac, b), 1e-5)
+    out_t = torch.empty(17, 33, device="cuda").t()   # an out it cannot write in place
+    for _ in range(2):
+        assert gemmlab.matmul(a, b, out=out_t) is out_t
+        assert_close(out_t, reference(a, b), 1e-5)
+
+
 @pytest.mark.parametrize("name", ["fp32", "bf16"])
 def test_misaligned_4097(name):
     dtype, precision, bound = DTYPES[name]

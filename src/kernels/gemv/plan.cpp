@@ -9,7 +9,7 @@ Plan plan(int m, int n, int k, bool k_contig, bool b_aligned, int elem_bytes, co
           bool scratch) {
   Plan p{};
   p.k_contig = k_contig;
-  p.rows = m <= 1 ? 1 : m <= 2 ? 2 : m <= 4 ? 4 : 8;
+  p.rows = m <= 1 ? 1 : m <= 2 ? 2 : m <= 4 ? 4 : m <= 8 ? 8 : 16;
   const int v = 16 / elem_bytes;
   // 16-byte loads along the contiguous direction: along k (k % v == 0 keeps every row's vectors
   // inside it), or along n (the last partial vector of a row is loaded element by element).
@@ -22,7 +22,10 @@ Plan plan(int m, int n, int k, bool k_contig, bool b_aligned, int elem_bytes, co
   p.col_tiles = ceil_div(n, p.cols);
   // Slices: enough blocks for ~4 per SM, each at least 4 passes deep, and partial sums (written
   // and read: 8 bytes per row and column per slice) at most ~6% of B's bytes.
-  const int max_slice = std::max(p.k_step, kSmemFloats / p.rows / p.k_step * p.k_step);
+  // The slice of op(A) (dynamic shared memory) and the block's static result buffer share the
+  // 48 KB a block gets without opting in (16 rows of 16-bit n-contiguous B: a 16 KB buffer).
+  const int slice_floats = std::min(kSmemFloats, (kBlockSmemBytes - static_smem_bytes(p)) / 4);
+  const int max_slice = std::max(p.k_step, slice_floats / p.rows / p.k_step * p.k_step);
   const int passes = ceil_div(k, p.k_step);
   int splits = ceil_div(4 * dev.sms, p.col_tiles);
   splits = std::min(splits, std::max(1, passes / 4));
@@ -33,6 +36,10 @@ Plan plan(int m, int n, int k, bool k_contig, bool b_aligned, int elem_bytes, co
   p.k_slice = std::min(ceil_div(passes, std::max(1, splits)) * p.k_step, max_slice);
   p.splits = scratch ? ceil_div(k, p.k_slice) : 1;
   return p;
+}
+
+int static_smem_bytes(const Plan& p) {
+  return p.rows * p.cols * static_cast<int>(sizeof(float)) + 256;
 }
 
 size_t scratch_bytes(const Plan& p) {

@@ -1,4 +1,4 @@
-// The planner of gemv/small_m, the kernel for problems with a few rows of C (LLM decode: M = 1..8
+// The planner of gemv/small_m, the kernel for problems with a few rows of C (LLM decode: M = 1..16
 // against a large weight matrix). Such a problem moves B once and does only 2M flops per element
 // of B, so it is bound by reading B: the plan cuts B into column tiles and depth slices so that
 // every SM has several blocks and enough bytes in flight, while the partial sums of the slices
@@ -15,14 +15,15 @@
 namespace gemmlab {
 namespace gemv_plan {
 
-constexpr int kMaxM = 8;        // rows of C the kernel handles
+constexpr int kMaxM = 16;       // rows of C the kernel handles
 constexpr int kThreads = 256;   // 8 warps
-constexpr int kSmemFloats = 8192;  // the block's slice of op(A), as float: 32 KB
+constexpr int kSmemFloats = 8192;  // the block's slice of op(A), as float: 32 KB at most
+constexpr int kBlockSmemBytes = 48 * 1024;  // static + dynamic shared memory without an opt-in
 
 struct Plan {
   bool k_contig;   // B stored n x k (op(B) = B^T, the weight layout of y = x W^T)
   bool vec;        // 16-byte loads of B
-  int rows;        // m rounded up to 1, 2, 4 or 8 (the kernel instance)
+  int rows;        // m rounded up to 1, 2, 4, 8 or 16 (the kernel instance)
   int vec_elems;   // elements of B per load: 16 bytes' worth, or 1
   int cols;        // columns of C per block
   int k_step;      // depth one pass of the block covers (k_slice is a multiple of it)
@@ -39,6 +40,10 @@ Plan plan(int m, int n, int k, bool k_contig, bool b_aligned, int elem_bytes, co
 // Scratch of a plan: partials (col_tiles * splits * rows * cols floats), then one counter per
 // column tile; 0 when splits == 1.
 size_t scratch_bytes(const Plan& p);
+
+// The block's static shared memory (its rows x cols result buffer, and a margin for the split
+// flag), an upper bound.
+int static_smem_bytes(const Plan& p);
 
 }  // namespace gemv_plan
 

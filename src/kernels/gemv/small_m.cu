@@ -1,4 +1,4 @@
-// gemv/small_m: problems with at most 8 rows of C (LLM decode, M = 1..8), FP32/TF32/BF16/FP16.
+// gemv/small_m: problems with at most 16 rows of C (LLM decode, M = 1..16), FP32/TF32/BF16/FP16.
 //
 // Bottleneck attacked: a GEMM with a handful of rows is a GEMV against B: it reads every byte of
 // B once and does 2M flops per element, so its floor is B's bytes over HBM bandwidth. A tiled
@@ -38,7 +38,7 @@ using gemv_plan::kThreads;
 // k-contiguous B: passes (of 4 rows) whose loads fly together; fewer with 4-8 rows of C, whose
 // accumulators take the registers
 template <int kRows>
-constexpr int kUnrollK = kRows >= 4 ? 2 : 4;
+constexpr int kUnrollK = kRows >= 16 ? 1 : kRows >= 4 ? 2 : 4;
 constexpr int kUnrollN = 8;  // n-contiguous B: rows per warp whose loads fly together
 
 struct Args {
@@ -273,7 +273,8 @@ KernelFn pick_typed(const gemv_plan::Plan& pl) {
       case 1: return instance<T, 1, V>(pl.k_contig);
       case 2: return instance<T, 2, V>(pl.k_contig);
       case 4: return instance<T, 4, V>(pl.k_contig);
-      default: return instance<T, 8, V>(pl.k_contig);
+      case 8: return instance<T, 8, V>(pl.k_contig);
+      default: return instance<T, 16, V>(pl.k_contig);
     }
   };
   return pl.vec ? by_rows(std::integral_constant<int, kV>{})
@@ -295,7 +296,7 @@ gemv_plan::Plan plan_of(const GemmProblem& p, bool scratch) {
 }
 
 const char* unsupported(const GemmProblem& p) {
-  if (p.m > gemv_plan::kMaxM) return "needs m <= 8 (a GEMV-class kernel)";
+  if (p.m > gemv_plan::kMaxM) return "needs m <= 16 (a GEMV-class kernel)";
   // Operand offsets are 64-bit; the leading dimensions travel as int.
   if (p.lda > INT32_MAX || p.ldb > INT32_MAX) return "needs lda, ldb < 2^31";
   return nullptr;
@@ -353,7 +354,7 @@ extern const KernelDesc kGemvSmallM = {
     .step = 1,
     .family = "gemv",
     .seed = "beyond the seeds",
-    .summary = "m <= 8: B streamed once with 16-byte loads (k- or n-contiguous), op(A) staged in "
+    .summary = "m <= 16: B streamed once with 16-byte loads (k- or n-contiguous), op(A) staged in "
                "shared memory, depth split over blocks and summed in order by the last one",
     .dtypes = kFP32 | kTF32 | kBF16 | kFP16,
     .min_cc = 80,
