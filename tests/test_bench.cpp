@@ -99,6 +99,35 @@ TEST(BenchReport, PerDtypeSummary) {
   EXPECT_NE(os.str().find("geometric mean 1.00x"), std::string::npos) << os.str();
 }
 
+// "auto" against the best registered kernel of the same problem: the share within 5% and the
+// worst ratio (problems without an auto row are not counted).
+TEST(BenchReport, AutoAgainstTheBestRegisteredKernel) {
+  Report r;
+  using gemmlab::Precision;
+  auto row = [&](const char* kernel, int64_t m, double tflops) {
+    Row x;
+    x.kernel = kernel, x.shape = {m, 64, 64}, x.dtype = Precision::BF16, x.tflops = tflops;
+    x.checked = x.pass = true;
+    r.rows.push_back(x);
+  };
+  row("cublas", 1, 1.0), row("a", 1, 2.0), row("b", 1, 1.0), row("auto", 1, 1.96);  // 0.98
+  row("cublas", 2, 1.0), row("a", 2, 2.0), row("auto", 2, 1.0);                      // 0.50
+  row("cublas", 3, 1.0), row("a", 3, 2.0);                                           // no auto
+  const std::vector<DtypeSummary> s = suite_summary(r);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].problems, 3);
+  EXPECT_EQ(s[0].auto_problems, 2);
+  EXPECT_EQ(s[0].auto_within_5pct, 1);
+  EXPECT_NEAR(s[0].auto_worst_ratio, 0.5, 1e-12);
+  EXPECT_NE(s[0].auto_worst_problem.find("2x64x64"), std::string::npos);
+  std::ostringstream os;
+  print_dtype_summary(os, s);
+  EXPECT_NE(os.str().find("auto within 5% of the best registered kernel on 1 of 2 problems; "
+                          "worst 0.50x"),
+            std::string::npos)
+      << os.str();
+}
+
 // Memory-bound problems (fewer FLOPs per byte than the device's balance) are measured against
 // the measured HBM read bandwidth: the bytes of A, B, D and the bias over the best row's time.
 TEST(BenchReport, MemoryBoundShareOfMeasuredBandwidth) {

@@ -282,6 +282,22 @@ TEST(LargeShapes, GemvMma) {
           for (int pad : {0, 3}) check_kernel({prec, shape, a, b, pad, pad == 0}, "gemv/mma");
 }
 
+// wgmma/split_k (sm_90): depths cut into slices run as one batched wgmma/03 launch, plus a shorter
+// last slice (k not a multiple of the slice), both layouts of A and B, a single tile and several,
+// and a depth too short to split (run by wgmma/03 alone); every dtype it takes.
+TEST(LargeShapes, WgmmaSplitK) {
+  GEMMLAB_REQUIRE_SM90();
+  // (Every leading dimension a multiple of 8: 16-byte rows in all four layouts.)
+  const Shape shapes[] = {{128, 128, 20000}, {304, 200, 9000}, {8, 64, 16384}, {64, 64, 64},
+                          {136, 264, 8256}};
+  for (Precision prec : {Precision::BF16, Precision::FP16, Precision::TF32})
+    for (const Shape& shape : shapes)
+      for (Op a : {Op::N, Op::T})
+        for (Op b : {Op::N, Op::T})
+          for (bool beta_zero : {true, false})
+            check_kernel({prec, shape, a, b, 0, beta_zero}, "wgmma/split_k");
+}
+
 // A kernel launched with several shared-memory sizes (gemv/small_m sizes its copy of op(A) by the
 // problem): asking for a small size first, as gemm-bench's occupancy query does, must not lower
 // the limit that a larger problem then needs (it did: "invalid argument" at 1 x 8192 x 8192).
@@ -329,7 +345,9 @@ TEST(Determinism, SameInputsSameBits) {
         if (!(kd.dtypes & dtype_bit(prec)) || cc < kd.min_cc) continue;
         GemmProblem q;
         q.precision = prec, q.m = m, q.n = n, q.k = k;
-        if (kernel_cannot_run(kd, q, cc) != nullptr) continue;  // e.g. gemv/small_m past m = 8
+        q.A = a.ptr, q.B = b.ptr, q.C = q.D = cbuf.ptr, q.lda = k, q.ldb = q.ldc = q.ldd = n;
+        // e.g. gemv/small_m past m = 16, wgmma/split_k on rows that are not 16-byte aligned
+        if (kernel_cannot_run(kd, q, cc) != nullptr) continue;
         SCOPED_TRACE(std::string(kd.name) + " " + precision_name(prec) + " " +
                      std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
         for (std::vector<float>* out : {&first, &second}) {

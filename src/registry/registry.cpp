@@ -42,6 +42,7 @@ extern const KernelDesc kMmaSyncPipelined;
 extern const KernelDesc kWgmmaBasic;
 extern const KernelDesc kWgmmaTmaPipelined;
 extern const KernelDesc kWgmmaWarpSpecializedPersistent;
+extern const KernelDesc kWgmmaSplitK;  // split_k.cu: deep K, few tiles
 // ---- wgmma: end ----
 
 const std::vector<KernelDesc>& all_kernels() {
@@ -76,6 +77,7 @@ const std::vector<KernelDesc>& all_kernels() {
       kWgmmaBasic,
       kWgmmaTmaPipelined,
       kWgmmaWarpSpecializedPersistent,
+      kWgmmaSplitK,
       // wgmma: end
   };
   return kernels;

@@ -199,6 +199,8 @@ std::vector<DtypeSummary> suite_summary(const Report& r) {
     const Row* gemmlab = nullptr;
     const Row* cublas = nullptr;
     const Row* lt = nullptr;
+    const Row* autos = nullptr;  // the "auto" row
+    const Row* named = nullptr;  // the best registered kernel's row
   };
   std::map<std::string, Best> best;
   for (const Row& x : r.rows) {
@@ -207,6 +209,10 @@ std::vector<DtypeSummary> suite_summary(const Report& r) {
     if (x.kernel == "cublas") b.cublas = &x;
     else if (x.kernel == "cublaslt") b.lt = &x;
     else if (!b.gemmlab || x.tflops > b.gemmlab->tflops) b.gemmlab = &x;
+    if (x.kernel == "auto") b.autos = &x;
+    else if (x.kernel != "cublas" && x.kernel != "cublaslt" &&
+             (!b.named || x.tflops > b.named->tflops))
+      b.named = &x;
   }
   std::map<std::string, DtypeSummary> by_dtype;
   for (const auto& [key, b] : best) {
@@ -217,6 +223,12 @@ std::vector<DtypeSummary> suite_summary(const Report& r) {
     d.dtype = dtype;
     const double ratio = b.gemmlab->tflops / ref->tflops;
     d.log_sum += std::log(ratio);
+    if (b.autos && b.named) {
+      const double a = b.autos->tflops / b.named->tflops;
+      if (d.auto_problems == 0 || a < d.auto_worst_ratio) d.auto_worst_ratio = a, d.auto_worst_problem = key;
+      d.auto_within_5pct += a >= 0.95;
+      ++d.auto_problems;
+    }
     if (d.problems == 0 || ratio < d.worst_ratio) d.worst_ratio = ratio, d.worst_problem = key;
     ++d.problems;
     // Memory-bound: fewer FLOPs per byte than the device's peak rate per byte of bandwidth.
@@ -252,6 +264,14 @@ void print_dtype_summary(std::ostream& os, const std::vector<DtypeSummary>& s) {
                     "(lowest: %s)\n",
                     d.memory_bound, 100 * d.bw_share_min, 100 * d.bw_share_max,
                     d.bw_min_problem.c_str());
+      os << line;
+    }
+    if (d.auto_problems > 0) {
+      std::snprintf(line, sizeof line,
+                    "        auto within 5%% of the best registered kernel on %d of %d problems; "
+                    "worst %.2fx (%s)\n",
+                    d.auto_within_5pct, d.auto_problems, d.auto_worst_ratio,
+                    d.auto_worst_problem.c_str());
       os << line;
     }
   }

@@ -40,6 +40,11 @@ struct DtypeSummary {
   int memory_bound = 0;
   double bw_share_min = 0, bw_share_max = 0;
   std::string bw_min_problem;
+  // Problems with an "auto" row and a registered kernel's row: how often auto ran within 5% of
+  // the best registered kernel (TFLOP/s), and its worst ratio to it.
+  int auto_problems = 0, auto_within_5pct = 0;
+  double auto_worst_ratio = 0;
+  std::string auto_worst_problem;
 };
 
 // The bytes a row's problem must move at least: A, B (once when broadcast), D in its dtype and

@@ -1,0 +1,155 @@
+// wgmma/split_k: a few output tiles over a deep K (the deep-k suite: 128..1024-sized C, K up to
+// 131072), on Hopper tensor cores.
+//
+// Bottleneck attacked: wgmma/03 gives a tile at most 5-8 stream-k contributors, because the last
+// one sums the others' partials alone (a chain of L2 round trips, docs/history.md); a
+// 128 x 128 x 131072 bf16 problem (one tile) then runs on 4 of 132 SMs, at 10% of cuBLAS.
+// What changed: the depth is cut into S slices (S * tiles ~ the SMs, each slice at least 4
+// k-blocks) run as ONE batched wgmma/03 launch whose entries are the slices: A and B move by the
+// slice's depth from entry to entry (the entries overlap in memory, which reading allows), D is
+// float scratch, one m x n partial per slice. A second kernel sums the S partials of each element
+// in slice order and applies the whole epilogue (alpha, beta * C, bias, activation, D's dtype):
+// every SM sums, and the result is deterministic (the same slices in the same order every run).
+// The last slice may be shorter: a second launch of one entry. Without scratch (or under a
+// NoDepthSplit) the problem runs on wgmma/03 as it is.
+// Seed: beyond the seeds (issue: deep K). Measured: docs/history.md (wgmma/split_k).
+#include <algorithm>
+
+#include "kernels/common/gemm_common.cuh"
+#include "kernels/common/launch.cuh"
+#include "kernels/wgmma/plan.h"
+#include "runtime/device_props.h"
+#include "runtime/workspace.h"
+
+namespace gemmlab {
+
+extern const KernelDesc kWgmmaWarpSpecializedPersistent;
+
+namespace {
+
+// D = epilogue(sum over s of parts[s * m * n + i]), element by element, the slices in order.
+__global__ void sum_slices(const float* parts, int slices, Epilogue ep) {
+  const int64_t total = static_cast<int64_t>(ep.m) * ep.n;
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    float v = __ldcs(parts + i);
+    for (int s = 1; s < slices; ++s) v += __ldcs(parts + s * total + i);
+    ep.store(static_cast<int>(i / ep.n), static_cast<int>(i % ep.n), v);
+  }
+}
+
+// The slices of a problem: `full` slices of `ks` elements of depth, then one of `rest` (may be 0).
+struct Slices {
+  int full, rest;
+  int64_t ks;
+  int count() const { return full + (rest > 0 ? 1 : 0); }
+};
+
+Slices plan_slices(const GemmProblem& p, int sms) {
+  const int kb = wgmma_plan::k_blocks_of(p.k, p.precision);
+  const int64_t kb_elems = input_bytes(p.precision) == 2 ? 64 : 32;  // a k-block: 128 bytes
+  const int64_t tiles = ((p.m + wgmma_plan::kBM - 1) / wgmma_plan::kBM) *
+                        ((p.n + wgmma_plan::kBN - 1) / wgmma_plan::kBN);
+  const int want = static_cast<int>(std::max<int64_t>(1, sms / std::max<int64_t>(tiles, 1)));
+  const int slices = std::max(1, std::min(want, kb / 4));  // each slice >= 4 k-blocks
+  const int64_t ks = ((kb + slices - 1) / slices) * kb_elems;
+  Slices s{static_cast<int>(p.k / ks), static_cast<int>(p.k % ks), ks};
+  return s;
+}
+
+// The batched problem of the full slices (entry s: depth [s * ks, (s + 1) * ks)), or the last,
+// shorter slice (first = full, one entry), into parts.
+GemmProblem slice_problem(const GemmProblem& p, const Slices& sl, float* parts, bool last) {
+  GemmProblem q = p;
+  const int64_t eb = input_bytes(p.precision);
+  const int64_t a_step = p.op_a == Op::N ? sl.ks : sl.ks * p.lda;  // elements per slice
+  const int64_t b_step = p.op_b == Op::N ? sl.ks * p.ldb : sl.ks;
+  const int64_t mn = p.m * p.n;
+  q.k = last ? sl.rest : sl.ks;
+  q.batch = last ? 1 : sl.full;
+  q.stride_a = a_step, q.stride_b = b_step;
+  if (last) {
+    q.A = static_cast<const char*>(p.A) + sl.full * a_step * eb;
+    q.B = static_cast<const char*>(p.B) + sl.full * b_step * eb;
+  }
+  q.D = parts + (last ? sl.full * mn : 0);
+  q.d_type = DType::F32, q.ldd = p.n, q.stride_d = mn;
+  q.C = nullptr, q.c_type = DType::F32, q.ldc = p.n, q.stride_c = 0, q.beta = 0.f;
+  q.alpha = 1.f, q.bias = nullptr, q.act = Activation::None;
+  return q;
+}
+
+const KernelDesc& inner() { return kWgmmaWarpSpecializedPersistent; }
+
+const char* unsupported(const GemmProblem& p) {
+  if (p.batch != 1) return "needs batch == 1 (the slices are its batch)";
+  const int eb = input_bytes(p.precision);
+  if (!rows_aligned(p.A, p.lda, eb, 16) || !rows_aligned(p.B, p.ldb, eb, 16))
+    return "needs 16-byte aligned rows of A and B";
+  return inner().unsupported ? inner().unsupported(p) : nullptr;
+}
+
+cudaError_t launch(const GemmProblem& p) {
+  const Slices sl = plan_slices(p, device_sm_count());
+  const int slices = sl.count();
+  void* buf = nullptr;
+  const size_t bytes = static_cast<size_t>(slices) * p.m * p.n * sizeof(float);
+  if (slices < 2 || workspace_alloc_split(&buf, bytes, p.stream) != cudaSuccess)
+    return inner().launch(p);  // no split: wgmma/03 on the whole problem
+  float* parts = static_cast<float*>(buf);
+  cudaError_t e = cudaSuccess;
+  {
+    // The slices' tiles fill the SMs once (S * tiles <= SMs), each CTA one tile from depth 0 of
+    // its slice, so the tiles of a slice stream the same panels of A and B through L2 together.
+    // wgmma/03 must not re-cut them stream-k (runs that start mid-tile lose that reuse: bf16
+    // 1024 x 1024 x 131072 ran at 33% of cuBLAS): no depth split inside.
+    NoDepthSplit whole_tiles;
+    if (sl.full > 0) e = inner().launch(slice_problem(p, sl, parts, false));
+    if (e == cudaSuccess && sl.rest > 0) e = inner().launch(slice_problem(p, sl, parts, true));
+  }
+  if (e == cudaSuccess) {
+    const int64_t total = p.m * p.n;
+    const int blocks = static_cast<int>(std::min<int64_t>((total + 255) / 256, 4 * device_sm_count()));
+    e = launch_kernel(sum_slices, dim3(blocks), dim3(256), 0, p.stream, parts, slices,
+                      make_epilogue(p));
+  }
+  const cudaError_t ef = workspace_free(buf, p.stream);
+  return e != cudaSuccess ? e : ef;
+}
+
+LaunchConfig config(const GemmProblem& p) {
+  const Slices sl = plan_slices(p, device_sm_count());
+  if (sl.count() < 2 || sl.full == 0) return inner().config(p);
+  float* parts = reinterpret_cast<float*>(uintptr_t{1} << 20);  // only its alignment matters
+  return inner().config(slice_problem(p, sl, parts, false));
+}
+
+// `auto`: deep problems with few tiles, where wgmma/03's stream-k is capped (docs/history.md:
+// wgmma/split_k): at most half the SMs' worth of 128 x 256 tiles and k >= 8192.
+int auto_priority(const GemmProblem& p) {
+  const int64_t tiles = ((p.m + wgmma_plan::kBM - 1) / wgmma_plan::kBM) *
+                        ((p.n + wgmma_plan::kBN - 1) / wgmma_plan::kBN);
+  if (p.batch != 1 || p.k < 8192 || 2 * tiles > device_sm_count()) return 0;
+  return unsupported(p) == nullptr ? 220 : 0;
+}
+
+}  // namespace
+
+extern const KernelDesc kWgmmaSplitK = {
+    .name = "wgmma/split_k",
+    .step = 4,
+    .family = "wgmma",
+    .seed = "beyond the seeds",
+    .summary = "deep K, few tiles: the depth cut into slices run as one batched wgmma/03 launch "
+               "into float scratch, then summed in slice order with the epilogue by every SM",
+    .dtypes = kBF16 | kFP16 | kTF32,
+    .min_cc = 90,
+    .auto_priority = 220,
+    .unsupported = unsupported,
+    .launch = launch,
+    .config = config,
+    .auto_priority_for = auto_priority,
+    .features = kLargeOperands,
+};
+
+}  // namespace gemmlab
