@@ -76,7 +76,7 @@ TEST(Sanitize, ScratchPaths) {
               {"gemv/mma", spec(P::BF16, 1, 4096, 4096, Op::N, Op::T)},      // k-contig, no split
               {"gemv/mma", spec(P::BF16, 9, 1000, 4100)},                    // n-contig, split
               {"gemv/mma", spec(P::FP16, 32, 33, 41, Op::T, Op::T)},         // edge, 4 tiles
-              {"wgmma/split_k", spec(P::BF16, 130, 70, 9000)}});             // slices + rest
+              {"wgmma/split_k", spec(P::BF16, 136, 64, 9000)}});             // slices + rest
 }
 
 }  // namespace
