@@ -298,6 +298,16 @@ TEST(LargeShapes, WgmmaSplitK) {
             check_kernel({prec, shape, a, b, 0, beta_zero}, "wgmma/split_k");
 }
 
+// simt/sgemm with more than 16 depth splits (deep k on a few tiles): splits summed in order by
+// each tile's last block; a depth that is not a multiple of the splits or of a k-tile.
+TEST(LargeShapes, SgemmDeepSplits) {
+  GEMMLAB_REQUIRE_GPU();
+  const Shape shapes[] = {{128, 128, 131072}, {100, 130, 50001}, {256, 256, 65536}};
+  for (const Shape& shape : shapes)
+    for (Op b : {Op::N, Op::T})
+      for (int pad : {0, 3}) check_kernel({Precision::FP32, shape, Op::N, b, pad, pad == 0}, "simt/sgemm");
+}
+
 // A kernel launched with several shared-memory sizes (gemv/small_m sizes its copy of op(A) by the
 // problem): asking for a small size first, as gemm-bench's occupancy query does, must not lower
 // the limit that a larger problem then needs (it did: "invalid argument" at 1 x 8192 x 8192).

@@ -125,7 +125,7 @@ void expect_sgemm_plan_consistent(const Dims& d, int tn, const DeviceDesc& dev) 
   const sgemm::TileWork& w = L.work;
   const int64_t tiles = static_cast<int64_t>(L.grid.m_tiles) * L.grid.n_tiles;
   ASSERT_GE(w.splits, 1);
-  ASSERT_LE(w.splits, 16);
+  ASSERT_LE(w.splits, sgemm::kMaxSplits);
   const int kt_full = std::max(1, d.k / sgemm::kBK);
   EXPECT_EQ(w.splits, (kt_full + w.per_split - 1) / w.per_split);
   EXPECT_GE(kt_full - (w.splits - 1) * w.per_split, 1) << "the last split has no k-tile";
@@ -166,6 +166,10 @@ TEST(SgemmPlan, SplitsWhereTheTilesCannotFillTheGpu) {
   // Too shallow to split: each split needs >= 4 k-tiles.
   EXPECT_EQ(sgemm::choose_splits(1024, 1024, 64, wide, kH100), 1);
   EXPECT_EQ(sgemm::choose_splits(1, 1, 1, sgemm::tile_shape(2), kH100), 1);
+  // Deep k on one tile: past 16 splits, bounded by the charged serial sum.
+  const int deep = sgemm::choose_splits(128, 128, 131072, sgemm::tile_shape(2), kH100);
+  EXPECT_GT(deep, 16);
+  EXPECT_LE(deep, sgemm::kMaxSplits);
 }
 
 TEST(SgemmPlan, StreamKTailOnlyForABadlyFilledLastWave) {

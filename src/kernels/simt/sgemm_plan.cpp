@@ -77,8 +77,11 @@ int choose_splits(int m, int n, int k, const TileShape& t, const DeviceDesc& dev
   int best = 1;
   const double base = makespan(1);
   double best_cost = base;
-  for (int s = 2; s <= 16 && ceil_div(kt, s) >= 4; ++s) {
-    const double c = makespan(s);
+  for (int s = 2; s <= kMaxSplits && ceil_div(kt, s) >= 4; ++s) {
+    // Past 16 splits (deep k on a handful of tiles) the tile's last block, which sums every
+    // partial alone, is charged: ~half a k-tile's time per partial it reads (a 64 KB partial
+    // of a 128 x 128 tile against one k-tile's 0.5 MFLOP on one SM).
+    const double c = makespan(s) + (s > 16 ? kSumPerPartial * s : 0.0);
     if (c < best_cost) best = s, best_cost = c;
   }
   return best_cost < 0.85 * base ? best : 1;

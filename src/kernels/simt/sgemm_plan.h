@@ -43,7 +43,11 @@ OperandPlan plan_operands(const GemmProblem& p, bool a_aligned, bool b_aligned,
 // A copy of a rows x cols fp32 operand pays when it is cheap next to the GEMM.
 bool worth_copying(const GemmProblem& p, int64_t rows, int64_t cols);
 
-// Depth splits for a problem whose tiles alone cannot fill the GPU (1 = no split).
+// Depth splits for a problem whose tiles alone cannot fill the GPU (1 = no split): up to 16 by
+// the makespan model, and up to kMaxSplits for deep k on a few tiles, where the last block's
+// serial sum of the partials (kSumPerPartial k-tiles each) is charged too.
+constexpr int kMaxSplits = 64;
+constexpr double kSumPerPartial = 0.5;
 int choose_splits(int m, int n, int k, const TileShape& t, const DeviceDesc& dev);
 
 // What one launch of the tile kernel does: the work its kernel arguments describe.
