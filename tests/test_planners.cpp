@@ -333,6 +333,37 @@ TEST(WgmmaPlan, AutoPriorityStepsBackOnSmallShallow16BitGrids) {
 }
 
 
+// wgmma/split_k: the slices cover the depth in whole k-blocks, each at least 4 deep unless there
+// is one; their copies of the tiles fit one wave; split_k_pays only for deep, few-tile problems.
+TEST(WgmmaPlan, SplitKSlicesCoverTheDepthInOneWave) {
+  for (const DeviceDesc& dev : {kH100, kA100})
+    for (Precision p : {Precision::BF16, Precision::TF32})
+      for (const Dims& d : shapes()) {
+        SCOPED_TRACE(testing::Message() << d.m << "x" << d.n << "x" << d.k << " sms=" << dev.sms);
+        const wgmma_plan::Slices sl = wgmma_plan::plan_slices(d.m, d.n, d.k, p, dev);
+        const int64_t kb = p == Precision::BF16 ? 64 : 32;
+        EXPECT_GE(sl.full, 1);
+        EXPECT_EQ(sl.full * sl.ks + sl.rest, d.k);
+        EXPECT_LT(sl.rest, sl.ks);
+        if (sl.count() > 1) {
+          EXPECT_EQ(sl.ks % kb, 0);
+          EXPECT_GE(sl.ks, 4 * kb);
+          const int64_t tiles = ((d.m + 127) / 128) * ((d.n + 255) / 256);
+          EXPECT_LE(sl.full * tiles, dev.sms) << "more than one wave";
+        }
+      }
+  // One 128 x 128 tile over k = 131072 (bf16, H100): 128 slices of 1024; 32 tiles of
+  // 1024 x 1024: 4 slices of 32768.
+  const wgmma_plan::Slices one = wgmma_plan::plan_slices(128, 128, 131072, Precision::BF16, kH100);
+  EXPECT_EQ(one.full, 128);
+  EXPECT_EQ(one.ks, 1024);
+  EXPECT_EQ(wgmma_plan::plan_slices(1024, 1024, 131072, Precision::BF16, kH100).count(), 4);
+  EXPECT_TRUE(wgmma_plan::split_k_pays(128, 128, 131072, 1, kH100));
+  EXPECT_FALSE(wgmma_plan::split_k_pays(128, 128, 4096, 1, kH100)) << "shallow";
+  EXPECT_FALSE(wgmma_plan::split_k_pays(4096, 4096, 131072, 1, kH100)) << "512 tiles";
+  EXPECT_FALSE(wgmma_plan::split_k_pays(128, 128, 131072, 2, kH100)) << "a batch";
+}
+
 // gemv/small_m: the slices cover the depth, fit the block's shared copy of op(A), and their
 // partial sums stay a small share of B's bytes; without scratch one block per column tile.
 TEST(GemvPlan, SlicesCoverTheDepthAndFitSharedMemory) {

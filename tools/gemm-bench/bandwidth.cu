@@ -45,16 +45,11 @@ constexpr unsigned kKey = 0x9e3779b9u;  // a fold no buffer of this tool produce
 
 }  // namespace
 
-cudaError_t enqueue_l2_flush(void* buf, size_t bytes, bool writes, unsigned pass) {
-  if (writes) return cudaMemsetAsync(buf, pass & 0xff, bytes);
+cudaError_t enqueue_l2_flush(const L2Flush& f, unsigned pass) {
+  if (f.writes) return cudaMemsetAsync(f.buf, pass & 0xff, f.bytes);
   // buf holds zeros or memset bytes: its fold is never the key, so nothing is written.
-  int dev = 0, sms = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
-    return cudaErrorUnknown;
-  const size_t words = bytes / 16;
-  read_kernel<false><<<static_cast<unsigned>(sms) * 8, 256>>>(static_cast<const uint4*>(buf), words, kKey,
-                                                         static_cast<unsigned*>(buf));
+  read_kernel<false><<<static_cast<unsigned>(f.sms) * 8, 256>>>(
+      static_cast<const uint4*>(f.buf), f.bytes / 16, kKey, static_cast<unsigned*>(f.buf));
   return cudaPeekAtLastError();
 }
 

@@ -16,7 +16,14 @@ double measure_read_bandwidth_gbs(size_t bytes = size_t{1} << 30);
 // on the default stream: with writes (a memset) the lines it leaves are dirty, and the next
 // kernel pays their write-back to HBM as it reads (a memory-bound kernel loses up to half its
 // bandwidth to that); a read-only sweep leaves clean lines, as the previous layer's weight reads
-// do in inference. Returns the launch's error.
-cudaError_t enqueue_l2_flush(void* buf, size_t bytes, bool writes, unsigned pass);
+// do in inference. Set up once per run (the SM count sizes the sweep's grid); returns the
+// launch's error.
+struct L2Flush {
+  void* buf = nullptr;
+  size_t bytes = 0;
+  int sms = 1;
+  bool writes = false;
+};
+cudaError_t enqueue_l2_flush(const L2Flush& f, unsigned pass);
 
 }  // namespace gemmbench

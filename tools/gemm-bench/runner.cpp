@@ -135,7 +135,7 @@ struct Events {
 constexpr double kSpinMicroseconds = 200;
 
 std::string time_it(const std::function<cudaError_t()>& launch, const Options& opt,
-                    void* flush_buf, size_t flush_bytes, Row* row) {
+                    const L2Flush& l2, Row* row) {
   for (int i = 0; i < opt.warmup; ++i)
     if (cudaError_t e = launch(); e != cudaSuccess) return cudaGetErrorString(e);
   if (cudaError_t e = cudaDeviceSynchronize(); e != cudaSuccess) return cudaGetErrorString(e);
@@ -143,7 +143,7 @@ std::string time_it(const std::function<cudaError_t()>& launch, const Options& o
   std::vector<float> ms;
   int reps = opt.reps;
   for (int r = 0; r < reps; ++r) {
-    if (opt.flush_l2 && flush_buf) enqueue_l2_flush(flush_buf, flush_bytes, opt.flush_writes, r);
+    if (opt.flush_l2 && l2.buf) enqueue_l2_flush(l2, r);
     if (cudaError_t e = enqueue_gpu_delay(kSpinMicroseconds); e != cudaSuccess)
       return cudaGetErrorString(e);
     cudaEventRecord(ev.start);
@@ -321,6 +321,7 @@ Report run_gpu_bench(const Options& opt, const DeviceInfo& dev) {
   DeviceBuffer lt_workspace(want_lt ? kLtWorkspaceBytes : 0);
   const size_t flush_bytes = static_cast<size_t>(std::max<long long>(dev.l2_bytes, 1 << 20)) * 2;
   DeviceBuffer flush(opt.flush_l2 ? flush_bytes : 0);
+  const L2Flush l2{flush.ptr, flush_bytes, std::max(dev.sms, 1), opt.flush_writes};
 
   const size_t total = planned_rows(opt, kernels, want_auto, want_cublas);
   size_t done = 0;
@@ -464,7 +465,7 @@ Report run_gpu_bench(const Options& opt, const DeviceInfo& dev) {
             };
             if (!handle) {
               r.status = "error: cublasCreate failed";
-            } else if (std::string e = time_it(launch, opt, flush.ptr, flush_bytes, &r); !e.empty()) {
+            } else if (std::string e = time_it(launch, opt, l2, &r); !e.empty()) {
               r.status = "error: " + e;
             } else {
               cublas_ms = r.ms_median;
@@ -484,7 +485,7 @@ Report run_gpu_bench(const Options& opt, const DeviceInfo& dev) {
               r.status = "error: cublasLtCreate failed";
             } else if (std::string e = lt.plan(lt_handle, p, lt_workspace.ptr, kLtWorkspaceBytes); !e.empty()) {
               r.status = e;
-            } else if (std::string e = time_it(launch, opt, flush.ptr, flush_bytes, &r); !e.empty()) {
+            } else if (std::string e = time_it(launch, opt, l2, &r); !e.empty()) {
               r.status = "error: " + e;
             } else {
               if (!v.plain()) cublas_ms = r.ms_median;
@@ -499,7 +500,7 @@ Report run_gpu_bench(const Options& opt, const DeviceInfo& dev) {
               const gemmlab::Status st = gemmlab::gemm(desc, name);
               return st == gemmlab::Status::Success ? cudaSuccess : cudaErrorLaunchFailure;
             };
-            if (std::string e = time_it(launch, opt, flush.ptr, flush_bytes, &r); !e.empty())
+            if (std::string e = time_it(launch, opt, l2, &r); !e.empty())
               r.status = "error: " + e + " (" + gemmlab::last_error_message() + ")";
             else
               check(launch, &r);

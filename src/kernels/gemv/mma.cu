@@ -75,15 +75,14 @@ __device__ __forceinline__ void load_elems(uint32_t (&w)[kN / 2], const uint16_t
   }
 }
 
-// 8 consecutive elements from row[kk] (k-contiguous B or a row of op(A)), zero at and past `end`
-// or when !ok; one 16-byte load where whole and kVec.
-template <bool kVec, bool kStream>
-__device__ __forceinline__ uint4 load8(const uint16_t* row, int64_t s, int kk, int end, bool ok) {
+// 8 consecutive elements row[kk..kk+7] of k-contiguous B, zero at and past `end` or when !ok;
+// one streamed 16-byte load where whole and kVec.
+template <bool kVec>
+__device__ __forceinline__ uint4 load8(const uint16_t* row, int kk, int end, bool ok) {
   if (!ok || kk >= end) return make_uint4(0, 0, 0, 0);
-  if (kVec && kk + 8 <= end)
-    return kStream ? ld_stream16(row + kk) : __ldg(reinterpret_cast<const uint4*>(row + kk));
+  if (kVec && kk + 8 <= end) return ld_stream16(row + kk);
   uint32_t w[4];
-  load_elems<8>(w, row + kk * s, s, end - kk);
+  load_elems<8>(w, row + kk, 1, end - kk);
   return make_uint4(w[0], w[1], w[2], w[3]);
 }
 
@@ -173,8 +172,8 @@ __device__ __forceinline__ void unit_kcontig(float (&acc)[kTok][4], const Operan
 #pragma unroll
   for (int u = 0; u < kU; ++u) {
     const int kk = k0 + u * 32 + 8 * t;
-    bv[u][0] = load8<kVec, true>(b0, 1, kk, k, ok0);
-    bv[u][1] = load8<kVec, true>(b1, 1, kk, k, ok1);
+    bv[u][0] = load8<kVec>(b0, kk, k, ok0);
+    bv[u][1] = load8<kVec>(b1, kk, k, ok1);
 #pragma unroll
     for (int j = 0; j < kTok; ++j) load_a<8>(av[u][j], A, 8 * j + g, m, kk, k);
   }

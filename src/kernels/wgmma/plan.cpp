@@ -73,5 +73,24 @@ int auto_priority(const GemmProblem& p, const DeviceDesc& dev) {
   return 200;
 }
 
+namespace {
+int64_t tiles_of(int64_t m, int64_t n) { return ((m + kBM - 1) / kBM) * ((n + kBN - 1) / kBN); }
+}  // namespace
+
+Slices plan_slices(int64_t m, int64_t n, int64_t k, Precision p, const DeviceDesc& dev) {
+  const int kb = k_blocks_of(k, p);
+  const int64_t kb_elems = half_precision(p) ? 64 : 32;  // a k-block: 128 bytes
+  const int64_t tiles = std::max<int64_t>(tiles_of(m, n), 1);
+  const int want = static_cast<int>(std::max<int64_t>(1, dev.sms / tiles));
+  const int slices = std::max(1, std::min(want, kb / 4));  // each slice >= 4 k-blocks
+  if (slices == 1) return {1, 0, k};
+  const int64_t ks = ((kb + slices - 1) / slices) * kb_elems;
+  return {static_cast<int>(k / ks), static_cast<int>(k % ks), ks};
+}
+
+bool split_k_pays(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc& dev) {
+  return batch == 1 && k >= 8192 && 2 * tiles_of(m, n) <= dev.sms;
+}
+
 }  // namespace wgmma_plan
 }  // namespace gemmlab

@@ -40,5 +40,20 @@ PersistentPlan plan_persistent(int64_t rows, int64_t cols, int64_t k, Precision 
 // tiles keep at most half the SMs busy and that are too shallow for stream-k; else 200.
 int auto_priority(const GemmProblem& p, const DeviceDesc& dev);
 
+// wgmma/split_k: the depth of an m x n x k problem cut into `full` slices of `ks` elements (a
+// whole number of k-blocks) and a last one of `rest` (may be 0). As many slices as the SMs hold
+// copies of the problem's 128 x 256 tiles (slices * tiles <= SMs, one wave without stream-k),
+// each at least 4 k-blocks deep; count() == 1: no split.
+struct Slices {
+  int full, rest;
+  int64_t ks;
+  int count() const { return full + (rest > 0 ? 1 : 0); }
+};
+Slices plan_slices(int64_t m, int64_t n, int64_t k, Precision p, const DeviceDesc& dev);
+
+// Where `auto` prefers wgmma/split_k over wgmma/03 (measured, docs/history.md: wgmma/split_k):
+// one entry, k >= 8192, at most half the SMs' worth of tiles.
+bool split_k_pays(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc& dev);
+
 }  // namespace wgmma_plan
 }  // namespace gemmlab

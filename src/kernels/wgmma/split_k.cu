@@ -40,23 +40,10 @@ __global__ void sum_slices(const float* parts, int slices, Epilogue ep) {
   }
 }
 
-// The slices of a problem: `full` slices of `ks` elements of depth, then one of `rest` (may be 0).
-struct Slices {
-  int full, rest;
-  int64_t ks;
-  int count() const { return full + (rest > 0 ? 1 : 0); }
-};
+using wgmma_plan::Slices;
 
-Slices plan_slices(const GemmProblem& p, int sms) {
-  const int kb = wgmma_plan::k_blocks_of(p.k, p.precision);
-  const int64_t kb_elems = input_bytes(p.precision) == 2 ? 64 : 32;  // a k-block: 128 bytes
-  const int64_t tiles = ((p.m + wgmma_plan::kBM - 1) / wgmma_plan::kBM) *
-                        ((p.n + wgmma_plan::kBN - 1) / wgmma_plan::kBN);
-  const int want = static_cast<int>(std::max<int64_t>(1, sms / std::max<int64_t>(tiles, 1)));
-  const int slices = std::max(1, std::min(want, kb / 4));  // each slice >= 4 k-blocks
-  const int64_t ks = ((kb + slices - 1) / slices) * kb_elems;
-  Slices s{static_cast<int>(p.k / ks), static_cast<int>(p.k % ks), ks};
-  return s;
+Slices plan_slices(const GemmProblem& p) {
+  return wgmma_plan::plan_slices(p.m, p.n, p.k, p.precision, current_device_desc());
 }
 
 // The batched problem of the full slices (entry s: depth [s * ks, (s + 1) * ks)), or the last,
@@ -92,21 +79,21 @@ const char* unsupported(const GemmProblem& p) {
 }
 
 cudaError_t launch(const GemmProblem& p) {
-  const Slices sl = plan_slices(p, device_sm_count());
+  const Slices sl = plan_slices(p);
   const int slices = sl.count();
   void* buf = nullptr;
   const size_t bytes = static_cast<size_t>(slices) * p.m * p.n * sizeof(float);
   if (slices < 2 || workspace_alloc_split(&buf, bytes, p.stream) != cudaSuccess)
     return inner().launch(p);  // no split: wgmma/03 on the whole problem
   float* parts = static_cast<float*>(buf);
-  cudaError_t e = cudaSuccess;
+  cudaError_t e;
   {
     // The slices' tiles fill the SMs once (S * tiles <= SMs), each CTA one tile from depth 0 of
     // its slice, so the tiles of a slice stream the same panels of A and B through L2 together.
     // wgmma/03 must not re-cut them stream-k (runs that start mid-tile lose that reuse: bf16
     // 1024 x 1024 x 131072 ran at 33% of cuBLAS): no depth split inside.
     NoDepthSplit whole_tiles;
-    if (sl.full > 0) e = inner().launch(slice_problem(p, sl, parts, false));
+    e = inner().launch(slice_problem(p, sl, parts, false));  // full >= 1 when split
     if (e == cudaSuccess && sl.rest > 0) e = inner().launch(slice_problem(p, sl, parts, true));
   }
   if (e == cudaSuccess) {
@@ -120,18 +107,15 @@ cudaError_t launch(const GemmProblem& p) {
 }
 
 LaunchConfig config(const GemmProblem& p) {
-  const Slices sl = plan_slices(p, device_sm_count());
-  if (sl.count() < 2 || sl.full == 0) return inner().config(p);
+  const Slices sl = plan_slices(p);
+  if (sl.count() < 2) return inner().config(p);
   float* parts = reinterpret_cast<float*>(uintptr_t{1} << 20);  // only its alignment matters
   return inner().config(slice_problem(p, sl, parts, false));
 }
 
-// `auto`: deep problems with few tiles, where wgmma/03's stream-k is capped (docs/history.md:
-// wgmma/split_k): at most half the SMs' worth of 128 x 256 tiles and k >= 8192.
+// `auto`: deep problems with few tiles, where wgmma/03's stream-k is capped (wgmma/plan.h).
 int auto_priority(const GemmProblem& p) {
-  const int64_t tiles = ((p.m + wgmma_plan::kBM - 1) / wgmma_plan::kBM) *
-                        ((p.n + wgmma_plan::kBN - 1) / wgmma_plan::kBN);
-  if (p.batch != 1 || p.k < 8192 || 2 * tiles > device_sm_count()) return 0;
+  if (!wgmma_plan::split_k_pays(p.m, p.n, p.k, p.batch, current_device_desc())) return 0;
   return unsupported(p) == nullptr ? 220 : 0;
 }
 
