@@ -33,7 +33,8 @@ struct Path {
 };
 
 // Every path of the production kernels that uses scratch, and a plain one (auto picks simt for
-// fp32 and, on sm_90, wgmma for bf16; gemv/small_m for a few rows of C).
+// fp32 and, on sm_90, wgmma for bf16; gemv/small_m or gemv/mma for a few rows of C, and
+// wgmma/split_k for a deep K on few tiles).
 std::vector<Path> paths() {
   using P = Precision;
   return {{"fp32 split-k", spec(P::FP32, 1024, 1024, 1024), true},
@@ -46,7 +47,9 @@ std::vector<Path> paths() {
           {"bf16 operand packing", spec(P::BF16, 4097, 4097, 4097), true},
           {"bf16 plain", spec(P::BF16, 4096, 4096, 4096), false},
           {"fp32 gemv depth split", spec(P::FP32, 4, 4096, 4096), false},
-          {"bf16 gemv, weights n x k", spec(P::BF16, 1, 4096, 4096, Op::N, Op::T), false}};
+          {"bf16 gemv, weights n x k", spec(P::BF16, 1, 4096, 4096, Op::N, Op::T), false},
+          {"fp32 gemv, 16 rows", spec(P::FP32, 16, 4096, 4096), false},
+          {"bf16 depth slices (wgmma/split_k)", spec(P::BF16, 256, 256, 32768), false}};
 }
 
 // ---- CUDA graphs ----
