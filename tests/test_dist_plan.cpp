@@ -49,8 +49,11 @@ TEST(DistPlan, PiecesCoverARangeInOrder) {
 TEST(DistPlan, AutoChunks) {
   EXPECT_EQ(auto_chunks(0), 1);
   EXPECT_EQ(auto_chunks(100), 1);
-  EXPECT_EQ(auto_chunks(1024), 2);
-  EXPECT_EQ(auto_chunks(4096), 8);
+  EXPECT_EQ(auto_chunks(1024), 1);
+  EXPECT_EQ(auto_chunks(4096), 2);
+  EXPECT_EQ(auto_chunks(16384), 8);
+  EXPECT_EQ(auto_sm_margin(1), 0);  // one rank has no transfer to leave SMs to
+  EXPECT_GE(auto_sm_margin(8), 0);
   EXPECT_EQ(auto_chunks(1 << 20), 8);
 }
 
@@ -120,6 +123,21 @@ TEST(DistPlan, SchedulesMatchAcrossRanks) {
         check_all_gather(m, ranks, chunks);
         check_reduce_scatter(m, ranks, chunks);
       }
+}
+
+// Only the GEMMs that can run beside a transfer give up SMs: all-gather's last received piece and
+// reduce-scatter's first piece run alone, and a single rank never gives any up.
+TEST(DistPlan, OverlappedPiecesAreThoseBesideATransfer) {
+  const auto ag = overlapped_pieces(all_gather_schedule(1000, 2, 0, 2), true);
+  EXPECT_EQ(ag, (std::vector<bool>{true, true, true, false}));  // local 2, received 2
+  const auto rs = overlapped_pieces(reduce_scatter_schedule(1000, 2, 1, 2), false);
+  EXPECT_EQ(rs, (std::vector<bool>{false, true, true, true}));  // remote 2, local 2
+  for (bool x : overlapped_pieces(all_gather_schedule(1000, 1, 0, 4), true)) EXPECT_FALSE(x);
+  for (bool x : overlapped_pieces(reduce_scatter_schedule(1000, 1, 0, 4), false)) EXPECT_FALSE(x);
+  const auto ag3 = overlapped_pieces(all_gather_schedule(999, 3, 2, 1), true);
+  EXPECT_EQ(ag3, (std::vector<bool>{true, true, false}));
+  const auto rs3 = overlapped_pieces(reduce_scatter_schedule(999, 3, 2, 1), false);
+  EXPECT_EQ(rs3, (std::vector<bool>{false, true, true}));
 }
 
 }  // namespace

@@ -86,9 +86,11 @@ struct Options {
                                     // fp32 all the way; bf16 / f16: half the bytes, as a 16-bit
                                     // reduce-scatter); summed in fp32 either way
   bool check_always = false;     // run the cross-rank shape check on every call
-  int sm_margin = 0;             // SMs the GEMM pieces leave to NCCL's kernels (their persistent
-                                 // grids and planners see that many fewer; 0: all SMs). The kernel
-                                 // is still picked for the whole GPU: the bits do not change.
+  int sm_margin = -1;            // SMs the GEMM pieces beside a transfer leave to NCCL's kernels
+                                 // (their persistent grids and planners see that many fewer; 0:
+                                 // all SMs; -1: plan::auto_sm_margin). A piece with no transfer in
+                                 // flight takes the whole GPU. The kernel is still picked for the
+                                 // whole GPU: the bits do not change.
 };
 
 Status all_gather_gemm(const GemmDesc& desc, ncclComm_t comm, cudaStream_t stream = nullptr,

@@ -164,11 +164,13 @@ def _check_tensors(**tensors):
 
 def _check_options(chunks, kernel, sm_margin):
     for name, value in (("chunks", chunks), ("sm_margin", sm_margin)):
+        if name == "sm_margin" and value is None:
+            continue
         if isinstance(value, bool) or not isinstance(value, int):
             raise TypeError(f"{name} must be an int; got {type(value).__name__}")
     if not 0 <= chunks <= _MAX_CHUNKS:
         raise ValueError(f"chunks must be 0 (auto) or 1..{_MAX_CHUNKS}; got {chunks}")
-    if sm_margin < 0:
+    if sm_margin is not None and sm_margin < 0:
         raise ValueError(f"sm_margin must be >= 0; got {sm_margin}")
     if not isinstance(kernel, str):
         raise TypeError(f"kernel must be a string ('auto' or a name from gemmlab.kernels()); "
@@ -257,7 +259,7 @@ def _total_rows(local, group, device):
 # ---- the calls --------------------------------------------------------------------------------
 
 def all_gather_matmul(a_shard, b, *, group=None, rows=None, bias=None, activation=None,
-                      out_dtype=None, precision=None, chunks=0, kernel="auto", sm_margin=0,
+                      out_dtype=None, precision=None, chunks=0, kernel="auto", sm_margin=None,
                       gathered=None):
     """Column-parallel GEMM with a sequence-parallel input (Megatron's ColumnParallelLinear):
 
@@ -283,7 +285,8 @@ def all_gather_matmul(a_shard, b, *, group=None, rows=None, bias=None, activatio
 
     chunks: pieces per shard (0: auto, else 1..64); results are bit-identical for every chunk
     count. kernel: "auto" (the kernel auto picks for the whole rows x n_r x k product) or a
-    registry name. sm_margin: SMs the GEMM pieces leave to NCCL. gathered: None, or a contiguous
+    registry name. sm_margin: SMs the GEMM pieces beside a transfer leave to NCCL
+    (None: gemmlab's default for the rank count). gathered: None, or a contiguous
     (rows, k) tensor of a_shard's dtype that receives A.
 
     group: a torch.distributed process group (None: the default group). Runs on
@@ -325,7 +328,7 @@ def all_gather_matmul(a_shard, b, *, group=None, rows=None, bias=None, activatio
     status = _dist.all_gather_gemm(
         op_b, rows, n, k, 1.0, a_shard.data_ptr(), k, b.data_ptr(), ldb, 0.0, 0, 0, 0,
         d.data_ptr(), ldd, _checks.DTYPE_CODES[d_dtype], bias_ptr, bias_type, act, code, comm,
-        _get_raw_stream(device), device, chunks, kernel, sm_margin,
+        _get_raw_stream(device), device, chunks, kernel, -1 if sm_margin is None else sm_margin,
         0 if gathered is None else gathered.data_ptr())
     if status:
         _raise(status)
@@ -334,7 +337,7 @@ def all_gather_matmul(a_shard, b, *, group=None, rows=None, bias=None, activatio
 
 def matmul_reduce_scatter(a, b_shard, *, group=None, bias=None, activation=None, out_dtype=None,
                           precision=None, chunks=0, partial_dtype=None, kernel="auto",
-                          sm_margin=0):
+                          sm_margin=None):
     """Row-parallel GEMM with a sequence-parallel output (Megatron's RowParallelLinear):
 
         result_r (shard_rows(m, P, r) x n) = act((sum over ranks s of a_s @ b_s)[rows of r] + bias)
@@ -380,7 +383,8 @@ def matmul_reduce_scatter(a, b_shard, *, group=None, bias=None, activation=None,
     status = _dist.gemm_reduce_scatter(
         op_b, m, n, k, 1.0, a.data_ptr(), lay[1], b_shard.data_ptr(), ldb, 0.0, 0, 0, 0,
         d.data_ptr(), ldd, _checks.DTYPE_CODES[d_dtype], bias_ptr, bias_type, act, code, comm,
-        _get_raw_stream(device), device, chunks, kernel, sm_margin, _checks.DTYPE_CODES[partial])
+        _get_raw_stream(device), device, chunks, kernel, -1 if sm_margin is None else sm_margin,
+        _checks.DTYPE_CODES[partial])
     if status:
         _raise(status)
     return d

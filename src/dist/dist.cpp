@@ -119,7 +119,7 @@ Status check_common(const GemmDesc& d, ncclComm_t comm, const Options& o, int* d
     return fail(Status::InvalidValue, "batch must be 1 (got %lld)", static_cast<long long>(d.batch));
   if (o.chunks < 0 || o.chunks > 64)
     return fail(Status::InvalidValue, "chunks must be 0 (auto) or 1..64 (got %d)", o.chunks);
-  if (o.sm_margin < 0) return fail(Status::InvalidValue, "sm_margin must be >= 0");
+  if (o.sm_margin < -1) return fail(Status::InvalidValue, "sm_margin must be -1 (auto) or >= 0");
   if (o.kernel == nullptr) return fail(Status::InvalidValue, "kernel name is null (use \"auto\")");
   if (d.m < 0 || d.n < 0 || d.k < 0) return fail(Status::InvalidSize, "m, n and k must be >= 0");
   if (d.m > 0 && d.n > 0) {
@@ -287,6 +287,7 @@ struct Call {
   std::shared_ptr<CommState> st;
   std::unique_lock<std::mutex> lock;
   int chunks = 1;
+  int sm_margin = 0;
 };
 
 Status begin_call(const GemmDesc& d, ncclComm_t comm, const Options& o, Call* call) {
@@ -296,6 +297,7 @@ Status begin_call(const GemmDesc& d, ncclComm_t comm, const Options& o, Call* ca
   call->lock = std::unique_lock<std::mutex>(call->st->mutex);
   const CommState& st = *call->st;
   call->chunks = o.chunks ? o.chunks : plan::auto_chunks(plan::shard(d.m, st.ranks, 0).size);
+  call->sm_margin = o.sm_margin >= 0 ? o.sm_margin : plan::auto_sm_margin(st.ranks);
   return ok();
 }
 
@@ -306,7 +308,7 @@ Status all_gather_gemm(const GemmDesc& d, ncclComm_t comm, cudaStream_t stream,
   Call call;
   if (Status s = begin_call(d, comm, o, &call); s != Status::Success) return s;
   CommState* st = call.st.get();
-  const int P = st->ranks, r = st->rank, chunks = call.chunks;
+  const int P = st->ranks, r = st->rank, chunks = call.chunks, margin = call.sm_margin;
   const Range mine = plan::shard(d.m, P, r);
   const int in = input_bytes(d.precision);
   if (d.m > 0 && d.k > 0 && mine.size > 0) {
@@ -369,7 +371,9 @@ Status all_gather_gemm(const GemmDesc& d, ncclComm_t comm, cudaStream_t stream,
     if (cudaError_t e = cudaEventRecord(st->events[i], st->stream); e != cudaSuccess)
       return done(cuda_fail("cudaEventRecord", e));
   }
-  // The GEMMs on the caller's stream: the local shard's pieces, then each received piece.
+  // The GEMMs on the caller's stream: the local shard's pieces, then each received piece. Those
+  // beside a transfer leave sm_margin SMs to NCCL; the last received piece takes the whole GPU.
+  const std::vector<bool> beside = plan::overlapped_pieces(sched, true);
   for (size_t i = 0; i < sched.size(); ++i) {
     const Piece& p = sched[i];
     GemmDesc g = pieces[i];
@@ -380,7 +384,8 @@ Status all_gather_gemm(const GemmDesc& d, ncclComm_t comm, cudaStream_t stream,
         return done(cuda_fail("cudaStreamWaitEvent", e));
       g.A = gathered + p.rows.begin * row_bytes;
     }
-    if (Status s = enqueue_gemm(g, kernel, o.sm_margin, stream); s != Status::Success) return done(s);
+    if (Status s = enqueue_gemm(g, kernel, beside[i] ? margin : 0, stream); s != Status::Success)
+      return done(s);
   }
   if (cudaError_t e = join(*st, stream); e != cudaSuccess) return done(cuda_fail("join", e));
   return done(ok());
@@ -391,7 +396,7 @@ Status gemm_reduce_scatter(const GemmDesc& d, ncclComm_t comm, cudaStream_t stre
   Call call;
   if (Status s = begin_call(d, comm, o, &call); s != Status::Success) return s;
   CommState* st = call.st.get();
-  const int P = st->ranks, r = st->rank, chunks = call.chunks;
+  const int P = st->ranks, r = st->rank, chunks = call.chunks, margin = call.sm_margin;
   const Range mine = plan::shard(d.m, P, r);
   const int pb = dtype_bytes(o.partial_type);
   if (Status s = check_row_bytes("A", d.lda * input_bytes(d.precision)); s != Status::Success)
@@ -436,13 +441,15 @@ Status gemm_reduce_scatter(const GemmDesc& d, ncclComm_t comm, cudaStream_t stre
   forked = true;
   const ncclDataType_t type = nccl_type(pb, o.partial_type);
   const size_t block_bytes = mine.size * row_bytes;
+  const std::vector<bool> beside = plan::overlapped_pieces(sched, false);  // the first runs alone
   for (size_t i = 0; i < sched.size(); ++i) {
     const Piece& p = sched[i];
     GemmDesc g = pieces[i];
     // The local block's pieces go straight to their slot of the received blocks.
     g.D = p.step == 0 ? recv + r * block_bytes + (p.rows.begin - mine.begin) * row_bytes
                       : partial + p.rows.begin * row_bytes;
-    if (Status s = enqueue_gemm(g, kernel, o.sm_margin, stream); s != Status::Success) return done(s);
+    if (Status s = enqueue_gemm(g, kernel, beside[i] ? margin : 0, stream); s != Status::Success)
+      return done(s);
     if (p.step == 0) continue;
     cudaError_t e = cudaEventRecord(st->in, stream);
     if (e == cudaSuccess) e = cudaStreamWaitEvent(st->stream, st->in, 0);

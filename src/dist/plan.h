@@ -22,8 +22,16 @@ Range part(Range whole, int parts, int index);
 // Shard `rank` of `total` rows over `ranks` (dist.h: shard_rows / shard_offset).
 Range shard(int64_t total, int ranks, int rank);
 
-// Pieces per shard for Options::chunks == 0: about 512 rows a piece, at most 8 pieces, at least 1.
+// Pieces per shard for Options::chunks == 0: about 2048 rows a piece, at most 8 pieces, at least
+// 1. Each piece is its own GEMM launch with its own last, partly filled wave, so pieces must stay
+// large: on 2 H200s, 512-row pieces made all_gather_gemm slower than the collective followed by
+// the GEMM (docs/dist.md, "Measured").
 int auto_chunks(int64_t shard_rows);
+
+// SMs the GEMM pieces beside a transfer leave to NCCL's kernels for Options::sm_margin == -1:
+// what dist-bench's sweep measured best. On 2 H200s over NVLink that is 0: a margin of 8, 16, 24
+// or 32 SMs made both patterns slower at every width (docs/dist.md, "Measured").
+int auto_sm_margin(int ranks);
 
 // One GEMM piece of a call and the transfer that goes with it.
 struct Piece {
@@ -47,6 +55,12 @@ std::vector<Piece> all_gather_schedule(int64_t m, int ranks, int rank, int chunk
 // piece, sent to r+s; the same piece index of rank r-s's partial of block r received), the local
 // block last (step 0, no transfer).
 std::vector<Piece> reduce_scatter_schedule(int64_t m, int ranks, int rank, int chunks);
+
+// Which pieces' GEMMs run while a transfer may still be in flight, in schedule order: those
+// leave Options::sm_margin SMs to NCCL's kernels; the others take the whole GPU. all_gather_gemm
+// enqueues every transfer first and piece i waits only for its own, so i overlaps every later
+// transfer; gemm_reduce_scatter sends piece j after its GEMM, so piece i overlaps the earlier ones.
+std::vector<bool> overlapped_pieces(const std::vector<Piece>& schedule, bool all_gather);
 
 }  // namespace plan
 }  // namespace dist

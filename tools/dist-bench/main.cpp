@@ -7,7 +7,8 @@
 //   overlapped  dist::all_gather_gemm / dist::gemm_reduce_scatter, per chunk count
 // and the NCCL bus bandwidth of all-gather and reduce-scatter at each message size (nccl-tests'
 // definitions: busbw = algbw * (P - 1) / P, algbw = bytes of the whole gathered / reduced
-// buffer / time). Times are averages over --iters repetitions after warm-up, the slowest rank's.
+// buffer / time). Times are the median of --iters repetitions after warm-up (an event pair around
+// each), the slowest rank's.
 // Writes a text report to stdout and JSON to --json. Run it with NCCL_NVLS_ENABLE=0
 // (scripts/dist-report does).
 #include <algorithm>
@@ -40,11 +41,11 @@ using gemmlab::Status;
 using json = nlohmann::json;
 
 struct Args {
-  int iters = 10, warmup = 3;
+  int iters = 15, warmup = 3;
   int64_t tokens = 8192, hidden = 8192, intermediate = 28672;
   std::vector<int64_t> widths{512, 1024, 1536, 2048, 3072, 4096, 8192};
-  std::vector<int> chunks{0, 1, 2, 4, 8};
-  std::vector<int> margins{8, 16, 32};  // sm_margin values tried at chunks = auto (besides 0)
+  std::vector<int> chunks{0, 1, 2, 4};
+  std::vector<int> margins{-1, 0, 8, 16, 24, 32};  // sm_margin values tried at every chunk count
   std::string json_path;
   bool quick = false;
 };
@@ -89,7 +90,7 @@ struct Rank {
   int id = 0;
   ncclComm_t comm = nullptr;
   cudaStream_t stream = nullptr;
-  cudaEvent_t start = nullptr, stop = nullptr;
+  std::vector<cudaEvent_t> marks;  // iters + 1 timing events
   std::vector<void*> buffers;
   void* alloc(size_t bytes) {
     void* p = nullptr;
@@ -110,11 +111,12 @@ struct Machine {
   std::vector<Rank> ranks;
   Barrier barrier;
   int iters, warmup;
+  std::pair<float, float> spread{0.f, 0.f};  // fastest and slowest repetition of the last time()
   explicit Machine(int n, int it, int wu) : ranks(n), barrier(n), iters(it), warmup(wu) {}
 
-  // fn(rank) enqueued iters times on every rank at once; the slowest rank's mean, ms.
+  // fn(rank) enqueued iters times on every rank at once; the slowest rank's median repetition, ms.
   double time(const std::function<void(Rank&)>& fn) {
-    std::vector<float> ms(ranks.size());
+    std::vector<float> ms(ranks.size()), lo(ranks.size()), hi(ranks.size());
     std::vector<std::thread> threads;
     for (Rank& rank : ranks)
       threads.emplace_back([&, this, rp = &rank] {
@@ -123,14 +125,23 @@ struct Machine {
         for (int i = 0; i < warmup; ++i) fn(r);
         check(cudaStreamSynchronize(r.stream), "warm-up");
         barrier.wait();
-        check(cudaEventRecord(r.start, r.stream), "event");
-        for (int i = 0; i < iters; ++i) fn(r);
-        check(cudaEventRecord(r.stop, r.stream), "event");
-        check(cudaEventSynchronize(r.stop), "sync");
-        check(cudaEventElapsedTime(&ms[r.id], r.start, r.stop), "elapsed");
+        std::vector<float> each(static_cast<size_t>(iters));
+        for (int i = 0; i < iters; ++i) {  // back to back, an event pair around each repetition
+          check(cudaEventRecord(r.marks[i], r.stream), "event");
+          fn(r);
+        }
+        check(cudaEventRecord(r.marks[iters], r.stream), "event");
+        check(cudaEventSynchronize(r.marks[iters]), "sync");
+        for (int i = 0; i < iters; ++i)
+          check(cudaEventElapsedTime(&each[i], r.marks[i], r.marks[i + 1]), "elapsed");
+        std::sort(each.begin(), each.end());
+        ms[r.id] = each[iters / 2];
+        lo[r.id] = each.front(), hi[r.id] = each.back();
       });
     for (std::thread& t : threads) t.join();
-    return *std::max_element(ms.begin(), ms.end()) / iters;
+    const size_t slowest = std::max_element(ms.begin(), ms.end()) - ms.begin();
+    spread = {lo[slowest], hi[slowest]};
+    return ms[slowest];
   }
   // fn(rank) once on every rank's thread (set-up, no timing).
   void each(const std::function<void(Rank&)>& fn) {
@@ -243,9 +254,9 @@ json measure(Machine& mc, bool all_gather, int64_t m, int64_t n, int64_t k,
               {"m", m}, {"n", n}, {"k", k}, {"ranks", P}, {"t_gemm_ms", t_gemm},
               {"t_comm_ms", t_comm}, {"naive_ms", naive}, {"bound_ms", best_bound},
               {"overlapped", json::array()}};
-  std::vector<std::pair<int, int>> variants;  // (chunks, sm_margin)
-  for (int chunks : chunk_list) variants.push_back({chunks, 0});
-  for (int margin : margins) variants.push_back({0, margin});
+  std::vector<std::pair<int, int>> variants;  // (chunks, sm_margin); 0 / -1: auto
+  for (int chunks : chunk_list)
+    for (int margin : margins) variants.push_back({chunks, margin});
   for (auto [chunks, margin] : variants)
     for (DType partial : all_gather ? std::vector<DType>{DType::BF16}
                                     : std::vector<DType>{DType::BF16, DType::F32}) {
@@ -260,13 +271,16 @@ json measure(Machine& mc, bool all_gather, int64_t m, int64_t n, int64_t k,
           check(gemmlab::dist::gemm_reduce_scatter(d, r.comm, r.stream, o), "gemm_reduce_scatter");
         }
       });
-      std::printf("  overlapped chunks %-4s sm_margin %-3d partials %-4s %.4f ms: %5.1f%% over "
-                  "max(T_gemm, T_comm), %5.1f%% of naive\n",
-                  chunks ? std::to_string(chunks).c_str() : "auto", margin,
-                  gemmlab::dtype_name(partial), t, 100.0 * (t / best_bound - 1.0), 100.0 * t / naive);
+      std::printf("  overlapped chunks %-4s sm_margin %-4s partials %-4s %.4f ms [%.3f-%.3f]: %5.1f%% "
+                  "over max(T_gemm, T_comm), %5.1f%% of naive\n",
+                  chunks ? std::to_string(chunks).c_str() : "auto",
+                  margin >= 0 ? std::to_string(margin).c_str() : "auto",
+                  gemmlab::dtype_name(partial), t, mc.spread.first, mc.spread.second,
+                  100.0 * (t / best_bound - 1.0), 100.0 * t / naive);
       out["overlapped"].push_back({{"chunks", chunks}, {"sm_margin", margin},
                                    {"partial_type", gemmlab::dtype_name(partial)},
-                                   {"ms", t}, {"over_bound", t / best_bound - 1.0},
+                                   {"ms", t}, {"min_ms", mc.spread.first},
+                                   {"max_ms", mc.spread.second}, {"over_bound", t / best_bound - 1.0},
                                    {"of_naive", t / naive}});
     }
   mc.each([](Rank& r) { r.free_all(); });
@@ -290,7 +304,7 @@ int main(int argc, char** argv) {
   Args a;
   CLI::App app{"dist-bench: all_gather_gemm and gemm_reduce_scatter against T_gemm, T_comm and the "
                "naive sequence, on every GPU of this machine (NCCL_NVLS_ENABLE=0 recommended)"};
-  app.add_option("--iters", a.iters, "timed repetitions (default 10)");
+  app.add_option("--iters", a.iters, "timed repetitions (default 15)");
   app.add_option("--warmup", a.warmup, "warm-up repetitions (default 3)");
   app.add_option("--tokens", a.tokens, "rows m (default 8192)");
   app.add_option("--hidden", a.hidden, "hidden size (default 8192)");
@@ -298,7 +312,7 @@ int main(int argc, char** argv) {
   app.add_option("--widths", a.widths, "per-rank widths of the balance sweep (n per rank for "
                  "all-gather, k per rank for reduce-scatter)")->delimiter(',');
   app.add_option("--chunks", a.chunks, "chunk counts of the overlapped call (0 = auto)")->delimiter(',');
-  app.add_option("--sm-margins", a.margins, "sm_margin values tried at chunks = auto")->delimiter(',');
+  app.add_option("--sm-margins", a.margins, "sm_margin values tried at every chunk count (-1 = auto)")->delimiter(',');
   app.add_option("--json", a.json_path, "write the results as JSON here");
   app.add_flag("--quick", a.quick, "small shapes, for a smoke test");
   CLI11_PARSE(app, argc, argv);
@@ -319,8 +333,8 @@ int main(int argc, char** argv) {
     r.id = i, r.comm = comms[i];
     check(cudaSetDevice(i), "cudaSetDevice");
     check(cudaStreamCreateWithFlags(&r.stream, cudaStreamNonBlocking), "stream");
-    check(cudaEventCreate(&r.start), "event");
-    check(cudaEventCreate(&r.stop), "event");
+    r.marks.resize(static_cast<size_t>(a.iters) + 1);
+    for (cudaEvent_t& e : r.marks) check(cudaEventCreate(&e), "event");
     const gemmbench::DeviceInfo info = gemmbench::query_device();
     devices.push_back({{"index", i}, {"name", info.name}, {"cc", info.cc}, {"sms", info.sms}});
   }
