@@ -12,14 +12,9 @@
 // Writes a text report to stdout and JSON to --json. Run it with NCCL_NVLS_ENABLE=0
 // (scripts/dist-report does).
 #include <algorithm>
-#include <condition_variable>
 #include <cstdio>
-#include <cstdlib>
 #include <fstream>
-#include <functional>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -27,12 +22,17 @@
 #include <nccl.h>
 #include <nlohmann/json.hpp>
 
+#include "dist-bench/machine.h"
+#include "dist-bench/timeline.h"
 #include "gemm-bench/device_info.h"
 #include "gemmlab/dist.h"
-#include "reference/reference.h"
 
 namespace {
 
+using distbench::check;
+using distbench::die;
+using distbench::Machine;
+using distbench::Rank;
 using gemmlab::DType;
 using gemmlab::GemmDesc;
 using gemmlab::Op;
@@ -47,115 +47,7 @@ struct Args {
   std::vector<int> chunks{0, 1, 2, 4};
   std::vector<int> margins{-1, 0, 8, 16, 24, 32};  // sm_margin values tried at every chunk count
   std::string json_path;
-  bool quick = false;
-};
-
-// A barrier for the rank threads (C++17 has none).
-class Barrier {
- public:
-  explicit Barrier(int n) : n_(n) {}
-  void wait() {
-    std::unique_lock<std::mutex> lock(m_);
-    const int gen = gen_;
-    if (++count_ == n_) {
-      count_ = 0, ++gen_;
-      cv_.notify_all();
-    } else {
-      cv_.wait(lock, [&] { return gen != gen_; });
-    }
-  }
-
- private:
-  std::mutex m_;
-  std::condition_variable cv_;
-  int n_, count_ = 0, gen_ = 0;
-};
-
-[[noreturn]] void die(const std::string& why) {
-  std::fprintf(stderr, "dist-bench: %s\n", why.c_str());
-  std::exit(1);
-}
-void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) die(std::string(what) + ": " + cudaGetErrorString(e));
-}
-void check(ncclResult_t r, const char* what) {
-  if (r != ncclSuccess) die(std::string(what) + ": " + ncclGetErrorString(r));
-}
-void check(Status s, const char* what) {
-  if (s != Status::Success) die(std::string(what) + ": " + gemmlab::last_error_message());
-}
-
-// One GPU: its communicator, a stream, timing events, and device buffers that live for the run.
-struct Rank {
-  int id = 0;
-  ncclComm_t comm = nullptr;
-  cudaStream_t stream = nullptr;
-  std::vector<cudaEvent_t> marks;  // iters + 1 timing events
-  std::vector<void*> buffers;
-  void* alloc(size_t bytes) {
-    void* p = nullptr;
-    check(cudaMalloc(&p, bytes ? bytes : 1), "cudaMalloc");
-    check(gemmlab::fill_random_device(p, static_cast<int64_t>(bytes / 2), Precision::BF16, 7, stream),
-          "fill");
-    buffers.push_back(p);
-    return p;
-  }
-  void free_all() {
-    check(cudaStreamSynchronize(stream), "sync");
-    for (void* p : buffers) cudaFree(p);
-    buffers.clear();
-  }
-};
-
-struct Machine {
-  std::vector<Rank> ranks;
-  Barrier barrier;
-  int iters, warmup;
-  std::pair<float, float> spread{0.f, 0.f};  // fastest and slowest repetition of the last time()
-  explicit Machine(int n, int it, int wu) : ranks(n), barrier(n), iters(it), warmup(wu) {}
-
-  // fn(rank) enqueued iters times on every rank at once; the slowest rank's median repetition, ms.
-  double time(const std::function<void(Rank&)>& fn) {
-    std::vector<float> ms(ranks.size()), lo(ranks.size()), hi(ranks.size());
-    std::vector<std::thread> threads;
-    for (Rank& rank : ranks)
-      threads.emplace_back([&, this, rp = &rank] {
-        Rank& r = *rp;
-        check(cudaSetDevice(r.id), "cudaSetDevice");
-        for (int i = 0; i < warmup; ++i) fn(r);
-        check(cudaStreamSynchronize(r.stream), "warm-up");
-        barrier.wait();
-        std::vector<float> each(static_cast<size_t>(iters));
-        for (int i = 0; i < iters; ++i) {  // back to back, an event pair around each repetition
-          check(cudaEventRecord(r.marks[i], r.stream), "event");
-          fn(r);
-        }
-        check(cudaEventRecord(r.marks[iters], r.stream), "event");
-        check(cudaEventSynchronize(r.marks[iters]), "sync");
-        for (int i = 0; i < iters; ++i)
-          check(cudaEventElapsedTime(&each[i], r.marks[i], r.marks[i + 1]), "elapsed");
-        std::sort(each.begin(), each.end());
-        ms[r.id] = each[iters / 2];
-        lo[r.id] = each.front(), hi[r.id] = each.back();
-      });
-    for (std::thread& t : threads) t.join();
-    const size_t slowest = std::max_element(ms.begin(), ms.end()) - ms.begin();
-    spread = {lo[slowest], hi[slowest]};
-    return ms[slowest];
-  }
-  // fn(rank) once on every rank's thread (set-up, no timing).
-  void each(const std::function<void(Rank&)>& fn) {
-    std::vector<std::thread> threads;
-    for (Rank& rank : ranks)
-      threads.emplace_back([&fn, rp = &rank] {
-        Rank& r = *rp;
-        check(cudaSetDevice(r.id), "cudaSetDevice");
-        fn(r);
-        check(cudaStreamSynchronize(r.stream), "sync");
-      });
-    for (std::thread& t : threads) t.join();
-  }
-  int size() const { return static_cast<int>(ranks.size()); }
+  bool quick = false, timeline = false;
 };
 
 double tflops(int64_t m, int64_t n, int64_t k, double ms) { return 2.0 * m * n * k / (ms * 1e9); }
@@ -286,7 +178,6 @@ json measure(Machine& mc, bool all_gather, int64_t m, int64_t n, int64_t k,
   mc.each([](Rank& r) { r.free_all(); });
   return out;
 }
-
 // The width per rank whose |T_comm - T_gemm| is smallest (the balanced layer).
 json balanced(const json& sweep) {
   json best;
@@ -315,6 +206,8 @@ int main(int argc, char** argv) {
   app.add_option("--sm-margins", a.margins, "sm_margin values tried at every chunk count (-1 = auto)")->delimiter(',');
   app.add_option("--json", a.json_path, "write the results as JSON here");
   app.add_flag("--quick", a.quick, "small shapes, for a smoke test");
+  app.add_flag("--timeline", a.timeline, "only the event timeline of all-gather + GEMM at the "
+               "Llama fc1 shape and at n_r 4096 (where the overlap's time goes)");
   CLI11_PARSE(app, argc, argv);
   if (a.quick) a.tokens = 1024, a.hidden = 1024, a.intermediate = 2048, a.widths = {256, 512};
 
@@ -353,22 +246,27 @@ int main(int argc, char** argv) {
   report["busbw"] = bus_bandwidth(mc, sizes);
 
   const int64_t inter_r = a.intermediate / n;
-  json shapes = json::array();
-  shapes.push_back(measure(mc, true, a.tokens, inter_r, a.hidden, a.chunks, a.margins, "llama-70b-like fc1"));
-  shapes.push_back(measure(mc, false, a.tokens, a.hidden, inter_r, a.chunks, a.margins, "llama-70b-like fc2"));
-  report["llama"] = shapes;
-  json sweep_ag = json::array(), sweep_rs = json::array();
-  for (int64_t w : a.widths) {
-    sweep_ag.push_back(measure(mc, true, a.tokens, w, a.hidden, a.chunks, a.margins, "sweep n_r=" + std::to_string(w)));
-    sweep_rs.push_back(measure(mc, false, a.tokens, a.hidden, w, a.chunks, a.margins, "sweep k_r=" + std::to_string(w)));
+  if (a.timeline) {
+    report["timeline"] = distbench::timeline(mc, a.tokens, inter_r, a.hidden);
+    report["timeline_n4096"] = distbench::timeline(mc, a.tokens, 4096, a.hidden);
+  } else {
+    json shapes = json::array();
+    shapes.push_back(measure(mc, true, a.tokens, inter_r, a.hidden, a.chunks, a.margins, "llama-70b-like fc1"));
+    shapes.push_back(measure(mc, false, a.tokens, a.hidden, inter_r, a.chunks, a.margins, "llama-70b-like fc2"));
+    report["llama"] = shapes;
+    json sweep_ag = json::array(), sweep_rs = json::array();
+    for (int64_t w : a.widths) {
+      sweep_ag.push_back(measure(mc, true, a.tokens, w, a.hidden, a.chunks, a.margins, "sweep n_r=" + std::to_string(w)));
+      sweep_rs.push_back(measure(mc, false, a.tokens, a.hidden, w, a.chunks, a.margins, "sweep k_r=" + std::to_string(w)));
+    }
+    report["sweep_all_gather"] = sweep_ag;
+    report["sweep_reduce_scatter"] = sweep_rs;
+    report["balanced_all_gather"] = balanced(sweep_ag);
+    report["balanced_reduce_scatter"] = balanced(sweep_rs);
+    std::printf("\nbalanced layer (|T_comm - T_gemm| smallest): all-gather n_r = %lld, reduce-scatter k_r = %lld\n",
+                static_cast<long long>(report["balanced_all_gather"]["n"].get<int64_t>()),
+                static_cast<long long>(report["balanced_reduce_scatter"]["k"].get<int64_t>()));
   }
-  report["sweep_all_gather"] = sweep_ag;
-  report["sweep_reduce_scatter"] = sweep_rs;
-  report["balanced_all_gather"] = balanced(sweep_ag);
-  report["balanced_reduce_scatter"] = balanced(sweep_rs);
-  std::printf("\nbalanced layer (|T_comm - T_gemm| smallest): all-gather n_r = %lld, reduce-scatter k_r = %lld\n",
-              static_cast<long long>(report["balanced_all_gather"]["n"].get<int64_t>()),
-              static_cast<long long>(report["balanced_reduce_scatter"]["k"].get<int64_t>()));
 
   for (int i = 0; i < n; ++i) {
     cudaSetDevice(i);
