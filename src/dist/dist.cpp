@@ -1,19 +1,16 @@
 // gemmlab_dist: all_gather_gemm and gemm_reduce_scatter (include/gemmlab/dist.h). Host code: the
-// checks, the per-communicator stream and events, and the enqueueing of the schedule from
-// dist/plan.h (GEMM pieces on the caller's stream, NCCL send/recv on the internal one).
-#include <array>
+// checks and the enqueueing of the schedule from dist/plan.h (GEMM pieces on the caller's stream,
+// NCCL send/recv on the communicator's internal one: dist/comm.h).
 #include <cstring>
-#include <map>
 #include <memory>
 #include <mutex>
-#include <set>
-#include <string>
 #include <vector>
 
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
 #include "api/status.h"
+#include "dist/comm.h"
 #include "dist/plan.h"
 #include "dist/reduce.h"
 #include "gemmlab/dist.h"
@@ -35,64 +32,21 @@ namespace {
 
 using api::fail;
 using api::ok;
+using detail::check_shapes;
+using detail::CommState;
+using detail::cuda_fail;
+using detail::exchange;
+using detail::fork;
+using detail::join;
+using detail::Key;
+using detail::kAllGather;
+using detail::kMagic;
+using detail::kReduceScatter;
+using detail::nccl_fail;
+using detail::reserve_events;
+using detail::state_of;
 using plan::Piece;
 using plan::Range;
-
-// What every rank must agree on for one call: the descriptor the shape check all-gathers.
-using Key = std::array<int64_t, 8>;
-constexpr int64_t kMagic = 0x676c6469737431;  // "gldist1"
-enum Pattern : int64_t { kAllGather = 1, kReduceScatter = 2 };
-
-// gemmlab's state of one communicator: its internal stream, two events, the checked shapes.
-// Calls on one communicator are serialized by `mutex` (NCCL itself forbids concurrent use).
-struct CommState {
-  std::mutex mutex;
-  int device = -1, rank = 0, ranks = 1;
-  cudaStream_t stream = nullptr;
-  cudaEvent_t in = nullptr, step = nullptr;
-  std::vector<cudaEvent_t> events;  // one per piece of all_gather_gemm (grown as needed)
-  std::set<Key> checked;
-  ~CommState() {
-    if (device < 0) return;
-    int previous = 0;
-    cudaGetDevice(&previous);
-    cudaSetDevice(device);
-    if (stream) cudaStreamSynchronize(stream), cudaStreamDestroy(stream);
-    if (in) cudaEventDestroy(in);
-    if (step) cudaEventDestroy(step);
-    for (cudaEvent_t e : events) cudaEventDestroy(e);
-    cudaSetDevice(previous);
-  }
-};
-
-std::mutex g_mutex;
-std::map<ncclComm_t, std::shared_ptr<CommState>> g_states;
-
-Status nccl_fail(const char* what, ncclResult_t r) {
-  return fail(Status::CudaError, "NCCL %s: %s", what, ncclGetErrorString(r));
-}
-Status cuda_fail(const char* what, cudaError_t e) {
-  return fail(Status::CudaError, "%s: %s", what, cudaGetErrorString(e));
-}
-
-// The communicator's state on the current device; created at its first call (stream, events).
-Status state_of(ncclComm_t comm, int device, std::shared_ptr<CommState>* out) {
-  std::lock_guard<std::mutex> lock(g_mutex);
-  std::shared_ptr<CommState>& st = g_states[comm];
-  if (st && st->device == device) return *out = st, ok();
-  auto fresh = std::make_shared<CommState>();
-  ncclResult_t r = ncclCommUserRank(comm, &fresh->rank);
-  if (r == ncclSuccess) r = ncclCommCount(comm, &fresh->ranks);
-  if (r != ncclSuccess) return nccl_fail("ncclCommUserRank / ncclCommCount", r);
-  fresh->device = device;
-  cudaError_t e = cudaStreamCreateWithFlags(&fresh->stream, cudaStreamNonBlocking);
-  if (e == cudaSuccess) e = cudaEventCreateWithFlags(&fresh->in, cudaEventDisableTiming);
-  if (e == cudaSuccess) e = cudaEventCreateWithFlags(&fresh->step, cudaEventDisableTiming);
-  if (e != cudaSuccess) return cuda_fail("creating the communicator's stream and events", e);
-  st = fresh;
-  *out = st;
-  return ok();
-}
 
 ncclDataType_t nccl_type(int bytes, DType t) {
   if (bytes == 4) return ncclFloat32;
@@ -172,44 +126,6 @@ Status check_row_bytes(const char* what, int64_t bytes) {
               "rows would lose row 0's alignment", what, static_cast<long long>(bytes));
 }
 
-// The cross-rank shape check (dist.h): once per shape and communicator, or every call.
-Status check_shapes(CommState& st, ncclComm_t comm, const Key& key, bool always,
-                    cudaStream_t stream) {
-  if (!always && st.checked.count(key)) return ok();
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  if (cudaError_t e = cudaStreamIsCapturing(stream, &capture); e != cudaSuccess)
-    return cuda_fail("cudaStreamIsCapturing", e);
-  if (capture != cudaStreamCaptureStatusNone)
-    return fail(Status::InvalidValue,
-                "the ranks' shapes are checked (a host synchronization) at a communicator's first "
-                "call for a shape; make one such call before capturing it into a graph");
-  int64_t* dev = nullptr;
-  const size_t bytes = sizeof(Key) * static_cast<size_t>(st.ranks + 1);
-  if (cudaError_t e = cudaMalloc(&dev, bytes); e != cudaSuccess) return cuda_fail("cudaMalloc", e);
-  std::vector<int64_t> all(static_cast<size_t>(st.ranks) * key.size());
-  cudaError_t e = cudaMemcpyAsync(dev, key.data(), sizeof(Key), cudaMemcpyHostToDevice, st.stream);
-  ncclResult_t r = ncclSuccess;
-  if (e == cudaSuccess)
-    r = ncclAllGather(dev, dev + key.size(), key.size(), ncclInt64, comm, st.stream);
-  if (e == cudaSuccess && r == ncclSuccess)
-    e = cudaMemcpyAsync(all.data(), dev + key.size(), sizeof(Key) * st.ranks,
-                        cudaMemcpyDeviceToHost, st.stream);
-  if (e == cudaSuccess) e = cudaStreamSynchronize(st.stream);
-  cudaFree(dev);
-  if (r != ncclSuccess) return nccl_fail("ncclAllGather (shape check)", r);
-  if (e != cudaSuccess) return cuda_fail("shape check", e);
-  for (int s = 0; s < st.ranks; ++s)
-    for (size_t i = 0; i < key.size(); ++i)
-      if (all[s * key.size() + i] != key[i])
-        return fail(Status::InvalidValue,
-                    "the ranks disagree on the call's shape: rank %d has field %zu = %lld, rank %d "
-                    "has %lld (fields: magic, pattern, m, k or n, precision, dtype, chunks, "
-                    "elements per row sent)", s, i, static_cast<long long>(all[s * key.size() + i]),
-                    st.rank, static_cast<long long>(key[i]));
-  st.checked.insert(key);
-  return ok();
-}
-
 // One piece's GEMM description: rows [rows.begin, rows.end()) of A (at a_row of `a`) times B.
 GemmDesc piece_desc(const GemmDesc& d, const void* a, int64_t a_row, int64_t rows) {
   GemmDesc p = d;
@@ -236,41 +152,6 @@ Status alloc(void** ptr, size_t bytes, cudaStream_t stream) {
                 "%zu bytes of scratch (the gathered A or the partials) could not be had (out of "
                 "memory, or over set_scratch_limit)", bytes);
   if (e != cudaSuccess) return cuda_fail("scratch allocation", e);
-  return ok();
-}
-
-// in: the internal stream waits for the caller's work so far.
-cudaError_t fork(CommState& st, cudaStream_t caller) {
-  cudaError_t e = cudaEventRecord(st.in, caller);
-  return e == cudaSuccess ? cudaStreamWaitEvent(st.stream, st.in, 0) : e;
-}
-// The caller's stream waits for the internal stream's work so far.
-cudaError_t join(CommState& st, cudaStream_t caller) {
-  cudaError_t e = cudaEventRecord(st.step, st.stream);
-  return e == cudaSuccess ? cudaStreamWaitEvent(caller, st.step, 0) : e;
-}
-
-// At least n events in st.events.
-cudaError_t reserve_events(CommState& st, size_t n) {
-  while (st.events.size() < n) {
-    cudaEvent_t e = nullptr;
-    if (cudaError_t err = cudaEventCreateWithFlags(&e, cudaEventDisableTiming); err != cudaSuccess)
-      return err;
-    st.events.push_back(e);
-  }
-  return cudaSuccess;
-}
-
-// One grouped send/recv (either may be empty) on the internal stream.
-Status exchange(CommState& st, ncclComm_t comm, const void* send, size_t send_count, int to,
-                void* recv, size_t recv_count, int from, ncclDataType_t type) {
-  if (send_count == 0 && recv_count == 0) return ok();
-  ncclResult_t r = ncclGroupStart();
-  if (r == ncclSuccess && send_count) r = ncclSend(send, send_count, type, to, comm, st.stream);
-  if (r == ncclSuccess && recv_count) r = ncclRecv(recv, recv_count, type, from, comm, st.stream);
-  const ncclResult_t end = ncclGroupEnd();
-  if (r != ncclSuccess) return nccl_fail("ncclSend / ncclRecv", r);
-  if (end != ncclSuccess) return nccl_fail("ncclGroupEnd", end);
   return ok();
 }
 
@@ -469,17 +350,7 @@ Status gemm_reduce_scatter(const GemmDesc& d, ncclComm_t comm, cudaStream_t stre
   return done(ok());
 }
 
-void forget(ncclComm_t comm) {
-  std::shared_ptr<CommState> st;
-  {
-    std::lock_guard<std::mutex> lock(g_mutex);
-    auto it = g_states.find(comm);
-    if (it == g_states.end()) return;
-    st = it->second;
-    g_states.erase(it);
-  }
-  std::lock_guard<std::mutex> lock(st->mutex);  // no call of this communicator still enqueueing
-}
+void forget(ncclComm_t comm) { detail::forget_state(comm); }
 
 }  // namespace dist
 }  // namespace gemmlab
