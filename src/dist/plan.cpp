@@ -21,7 +21,7 @@ int auto_chunks(int64_t shard_rows) {
 
 int auto_sm_margin(int ranks) {
   (void)ranks;
-  return 0;  // measured best on 2 H200s (NVLink): every margin of 8..32 SMs was slower
+  return 0;  // measured best on 2 H200s (NVLink): margins of 8..32 SMs were slower almost always
 }
 
 namespace {

@@ -30,7 +30,7 @@ int auto_chunks(int64_t shard_rows);
 
 // SMs the GEMM pieces beside a transfer leave to NCCL's kernels for Options::sm_margin == -1:
 // what dist-bench's sweep measured best. On 2 H200s over NVLink that is 0: a margin of 8, 16, 24
-// or 32 SMs made both patterns slower at every width (docs/dist.md, "Measured").
+// or 32 SMs was slower than none in almost every cell of the sweep (docs/dist.md, "Measured").
 int auto_sm_margin(int ranks);
 
 // One GEMM piece of a call and the transfer that goes with it.
