@@ -4,6 +4,7 @@
 // relative Frobenius bound per dtype; the padding columns of C must come back untouched.
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <utility>
@@ -13,6 +14,7 @@
 
 #include "gpu_util.h"
 #include "runtime/device_props.h"
+#include "runtime/reserve_sms.h"
 #include "reference/reference.h"
 #include "registry/registry.h"
 
@@ -322,6 +324,49 @@ TEST(DeviceProps, PrepareFunctionNeverLowersTheLimit) {
   const LaunchConfig c = kd->config(small);
   ASSERT_EQ(prepare_function(c.kernel, static_cast<int>(c.smem_bytes)), cudaSuccess);
   check_kernel({Precision::FP32, {1, 8192, 8192}, Op::N, Op::N, 0, true}, "gemv/small_m");
+}
+
+// DynamicTiles (gemmlab_dist's GEMM pieces): wgmma/03 takes each tile after its first from a
+// counter. Correct against fp64 on grids of more tiles than SMs, every dtype and transpose (tf32
+// TN hung here until the consumers' warps met at a barrier before each tile: its epilogue stores
+// straight from registers, with no barrier to hold a warpgroup's warps together), and the bits of
+// the fixed lists: the same tile is still one CTA's sum in one order.
+TEST(Determinism, DynamicTilesKeepTheBits) {
+  GEMMLAB_REQUIRE_GPU();
+  const KernelDesc* kd = find_kernel("wgmma/03_tma_wgmma_ws_persistent");
+  ASSERT_NE(kd, nullptr);
+  int dev = 0, major = 0;
+  ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+  if (major < 9) GTEST_SKIP() << "wgmma/03 needs sm_90a";
+  {
+    DynamicTiles dynamic;
+    for (Precision prec : {Precision::TF32, Precision::BF16, Precision::FP16})
+      for (Op a : {Op::N, Op::T})
+        for (Op b : {Op::N, Op::T})
+          check_kernel({prec, {3000, 3001, 200}, a, b, 0, prec != Precision::TF32}, kd->name);
+    check_kernel({Precision::BF16, {2049, 4100, 96}, Op::N, Op::T, 3, false}, kd->name);
+  }
+  const int64_t m = 2048, n = 4096, k = 256;  // 256 tiles of 128 x 256
+  DeviceMem a(m * k * 2), b(k * n * 2), c(m * n * 4);
+  ASSERT_TRUE(a.ptr && b.ptr && c.ptr) << "cudaMalloc failed";
+  ASSERT_EQ(fill_random_device(a.ptr, m * k, Precision::BF16, 31), cudaSuccess);
+  ASSERT_EQ(fill_random_device(b.ptr, k * n, Precision::BF16, 32), cudaSuccess);
+  std::vector<float> fixed(m * n), dynamic(m * n);
+  for (std::vector<float>* out : {&fixed, &dynamic}) {
+    ASSERT_EQ(cudaMemset(c.ptr, 0xff, m * n * 4), cudaSuccess);
+    {
+      std::unique_ptr<DynamicTiles> on(out == &dynamic ? new DynamicTiles : nullptr);
+      ASSERT_EQ(gemm(Op::N, Op::N, m, n, k, 1.0f, a.ptr, k, b.ptr, n, 0.0f, c.as<float>(), n,
+                     Precision::BF16, kd->name),
+                Status::Success)
+          << last_error_message();
+    }
+    ASSERT_EQ(cudaMemcpy(out->data(), c.ptr, m * n * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+  }
+  int64_t differ = 0;
+  for (int64_t i = 0; i < m * n; ++i) differ += std::memcmp(&fixed[i], &dynamic[i], 4) != 0;
+  EXPECT_EQ(differ, 0) << "elements whose bits differ between fixed and dynamic tiles";
 }
 
 INSTANTIATE_TEST_SUITE_P(AllKernels, KernelCase, ::testing::ValuesIn(all_cases()),

@@ -47,7 +47,12 @@ Status state_of(ncclComm_t comm, int device, std::shared_ptr<CommState>* out) {
   if (r == ncclSuccess) r = ncclCommCount(comm, &fresh->ranks);
   if (r != ncclSuccess) return nccl_fail("ncclCommUserRank / ncclCommCount", r);
   fresh->device = device;
-  cudaError_t e = cudaStreamCreateWithFlags(&fresh->stream, cudaStreamNonBlocking);
+  // The greatest priority: when a GEMM piece ends, NCCL's waiting kernel gets the freed SMs
+  // before the next piece's CTAs.
+  int least = 0, greatest = 0;
+  cudaError_t e = cudaDeviceGetStreamPriorityRange(&least, &greatest);
+  if (e == cudaSuccess)
+    e = cudaStreamCreateWithPriority(&fresh->stream, cudaStreamNonBlocking, greatest);
   if (e == cudaSuccess) e = cudaEventCreateWithFlags(&fresh->in, cudaEventDisableTiming);
   if (e == cudaSuccess) e = cudaEventCreateWithFlags(&fresh->step, cudaEventDisableTiming);
   if (e != cudaSuccess) return cuda_fail("creating the communicator's stream and events", e);

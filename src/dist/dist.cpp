@@ -155,10 +155,14 @@ Status alloc(void** ptr, size_t bytes, cudaStream_t stream) {
   return ok();
 }
 
+// A piece's GEMM: no depth split (the bits must not depend on the piece), sm_margin SMs left
+// out, and tiles drawn from a counter (DynamicTiles), so that CTAs kept off their SMs by NCCL's
+// kernel take fewer tiles instead of finishing late with a fixed list.
 Status enqueue_gemm(const GemmDesc& p, const char* kernel, int sm_margin, cudaStream_t stream) {
   if (p.m == 0) return ok();
   NoDepthSplit no_split;
   ReserveSms reserve(sm_margin);
+  DynamicTiles dynamic;
   return gemm(p, kernel, stream);
 }
 

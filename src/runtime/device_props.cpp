@@ -39,6 +39,7 @@ int device_cc() {
 
 namespace {
 thread_local int t_reserved_sms = 0;
+thread_local bool t_dynamic_tiles = false;
 }  // namespace
 
 // device_sm_count() is the multiprocessor count less what a ReserveSms holds back (reserve_sms.h).
@@ -49,6 +50,10 @@ int device_sm_count() {
 
 ReserveSms::ReserveSms(int sms) : previous_(t_reserved_sms) { t_reserved_sms = sms < 0 ? 0 : sms; }
 ReserveSms::~ReserveSms() { t_reserved_sms = previous_; }
+
+DynamicTiles::DynamicTiles() : previous_(t_dynamic_tiles) { t_dynamic_tiles = true; }
+DynamicTiles::~DynamicTiles() { t_dynamic_tiles = previous_; }
+bool dynamic_tiles() { return t_dynamic_tiles; }
 
 int device_smem_per_sm() {
   return cached_attribute<cudaDevAttrMaxSharedMemoryPerMultiprocessor>(0);

@@ -17,4 +17,24 @@ class ReserveSms {
   int previous_;
 };
 
+// While one lives, gemmlab's persistent kernels that support it (wgmma/03 without stream-k) take
+// their tiles from a counter in memory, one at a time, instead of each CTA walking a fixed list
+// (tile, tile + grid, ...). Work beside the GEMM (gemmlab_dist: NCCL's kernels) may hold SMs when
+// the GEMM starts; CTAs that start late then take fewer tiles instead of finishing late with a
+// full list. Each tile is still one CTA's sum in one order: the bits do not change. Costs a
+// 4-byte stream-ordered allocation and memset per launch.
+class DynamicTiles {
+ public:
+  DynamicTiles();
+  ~DynamicTiles();
+  DynamicTiles(const DynamicTiles&) = delete;
+  DynamicTiles& operator=(const DynamicTiles&) = delete;
+
+ private:
+  bool previous_;
+};
+
+// Whether a DynamicTiles lives on this thread.
+bool dynamic_tiles();
+
 }  // namespace gemmlab

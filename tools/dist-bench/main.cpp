@@ -117,9 +117,10 @@ json measure(Machine& mc, bool all_gather, int64_t m, int64_t n, int64_t k,
     }
     return d;
   };
-  const double t_gemm = mc.time([&](Rank& r) {
+  const auto gemm_alone = [&](Rank& r) {
     check(gemmlab::gemm(desc(r, bufs[r.id].a_full), "auto", r.stream), "gemm");
-  });
+  };
+  const double t_gemm = mc.time(gemm_alone);
   const size_t count = static_cast<size_t>(all_gather ? mr * k : mr * n);  // even shapes here
   const auto collective = [&](Rank& r) {
     if (all_gather)
@@ -131,11 +132,12 @@ json measure(Machine& mc, bool all_gather, int64_t m, int64_t n, int64_t k,
             "reduce-scatter");
   };
   const double t_comm = mc.time(collective);
-  const double naive = mc.time([&](Rank& r) {
+  const auto naive_sequence = [&](Rank& r) {
     if (all_gather) collective(r);
     check(gemmlab::gemm(desc(r, bufs[r.id].a_full), "auto", r.stream), "gemm");
     if (!all_gather) collective(r);
-  });
+  };
+  const double naive = mc.time(naive_sequence);
   const double best_bound = std::max(t_gemm, t_comm);
   std::printf("\n%s (%s, %d ranks): m %lld, n %lld, k %lld per rank; bf16 in, bf16 out\n",
               label.c_str(), all_gather ? "all_gather_gemm" : "gemm_reduce_scatter", P,
@@ -146,6 +148,17 @@ json measure(Machine& mc, bool all_gather, int64_t m, int64_t n, int64_t k,
               {"m", m}, {"n", n}, {"k", k}, {"ranks", P}, {"t_gemm_ms", t_gemm},
               {"t_comm_ms", t_comm}, {"naive_ms", naive}, {"bound_ms", best_bound},
               {"overlapped", json::array()}};
+  const auto overlapped = [&](gemmlab::dist::Options o) {
+    return [&, o](Rank& r) {
+      GemmDesc d = desc(r, all_gather ? bufs[r.id].a_shard : bufs[r.id].a_full);
+      if (all_gather) {
+        check(gemmlab::dist::all_gather_gemm(d, r.comm, r.stream, o), "all_gather_gemm");
+      } else {
+        d.D = bufs[r.id].d_rows;
+        check(gemmlab::dist::gemm_reduce_scatter(d, r.comm, r.stream, o), "gemm_reduce_scatter");
+      }
+    };
+  };
   std::vector<std::pair<int, int>> variants;  // (chunks, sm_margin); 0 / -1: auto
   for (int chunks : chunk_list)
     for (int margin : margins) variants.push_back({chunks, margin});
@@ -154,15 +167,7 @@ json measure(Machine& mc, bool all_gather, int64_t m, int64_t n, int64_t k,
                                     : std::vector<DType>{DType::BF16, DType::F32}) {
       gemmlab::dist::Options o;
       o.chunks = chunks, o.partial_type = partial, o.sm_margin = margin;
-      const double t = mc.time([&](Rank& r) {
-        GemmDesc d = desc(r, all_gather ? bufs[r.id].a_shard : bufs[r.id].a_full);
-        if (all_gather) {
-          check(gemmlab::dist::all_gather_gemm(d, r.comm, r.stream, o), "all_gather_gemm");
-        } else {
-          d.D = bufs[r.id].d_rows;
-          check(gemmlab::dist::gemm_reduce_scatter(d, r.comm, r.stream, o), "gemm_reduce_scatter");
-        }
-      });
+      const double t = mc.time(overlapped(o));
       std::printf("  overlapped chunks %-4s sm_margin %-4s partials %-4s %.4f ms [%.3f-%.3f]: %5.1f%% "
                   "over max(T_gemm, T_comm), %5.1f%% of naive\n",
                   chunks ? std::to_string(chunks).c_str() : "auto",
@@ -175,6 +180,28 @@ json measure(Machine& mc, bool all_gather, int64_t m, int64_t n, int64_t k,
                                    {"max_ms", mc.spread.second}, {"over_bound", t / best_bound - 1.0},
                                    {"of_naive", t / naive}});
     }
+  // The first timings of a shape ran on a rested GPU (the first overlapped variant came out up to
+  // 14% faster than the same variant timed later): T_gemm, naive and the default call again,
+  // interleaved round by round, the median of each over the rounds.
+  gemmlab::dist::Options defaults;
+  defaults.partial_type = DType::BF16;
+  std::vector<double> r_gemm, r_naive, r_auto;
+  for (int round = 0; round < 5; ++round) {
+    r_gemm.push_back(mc.time(gemm_alone));
+    r_naive.push_back(mc.time(naive_sequence));
+    r_auto.push_back(mc.time(overlapped(defaults)));
+  }
+  const auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  const double ig = median(r_gemm), in = median(r_naive), ia = median(r_auto);
+  const double ib = std::max(ig, t_comm);
+  std::printf("  interleaved (5 rounds): T_gemm %.4f  naive %.4f  default call (bf16 partials) %.4f ms: "
+              "%5.1f%% over max(T_gemm, T_comm), %5.1f%% of naive\n",
+              ig, in, ia, 100.0 * (ia / ib - 1.0), 100.0 * ia / in);
+  out["interleaved"] = {{"t_gemm_ms", ig}, {"naive_ms", in}, {"default_ms", ia},
+                        {"over_bound", ia / ib - 1.0}, {"of_naive", ia / in}};
   mc.each([](Rank& r) { r.free_all(); });
   return out;
 }

@@ -19,7 +19,9 @@
 // run per CTA, and the CTAs that share a tile sum their partials in a fixed order (planner:
 // wgmma/plan.h). A strided batch is one launch: the tensor maps are 3-D (entry = third
 // coordinate; a broadcast operand keeps coordinate 0) and the tile sequence runs entry after
-// entry, so persistent CTAs and stream-k runs cross entries like tiles. The epilogue (bias,
+// entry, so persistent CTAs and stream-k runs cross entries like tiles. Under DynamicTiles
+// (gemmlab_dist's pieces, beside NCCL's kernels) a CTA draws each tile after its first from a
+// counter instead of walking tile, tile + grid, ...: CTAs that start late take fewer tiles. The epilogue (bias,
 // activation, bf16/fp16 D) is applied to the staged float4s in registers, inlined, before the one
 // store of D.
 // Seed: beyond the seeds.
@@ -35,6 +37,7 @@
 #include "kernels/wgmma/plan.h"
 #include "kernels/wgmma/sm90.cuh"
 #include "runtime/device_props.h"
+#include "runtime/reserve_sms.h"
 #include "runtime/workspace.h"
 
 namespace gemmlab {
@@ -76,12 +79,13 @@ struct Ring {
   }
 };
 
-// Calls seg(tile, kb_begin, kb_end) for this CTA's work in order: one tile at a time (stride
-// gridDim.x), or its stream-k run cut at tile boundaries. One call site: the consumers' whole body
-// (main loop and epilogue) is inlined into seg, and a second site would double the kernel's code.
-template <bool kSk, typename Seg>
+// Calls seg(tile, kb_begin, kb_end) for this CTA's work in order: one tile at a time (the first
+// is blockIdx.x, each next one next(tile): tile + gridDim.x, or the tile counter's next), or its
+// stream-k run cut at tile boundaries. One call site: the consumers' whole body (main loop and
+// epilogue) is inlined into seg, and a second site would double the kernel's code.
+template <bool kSk, typename Next, typename Seg>
 __device__ __forceinline__ void for_each_segment(int tiles, int num_kb, const StreamK& sk,
-                                                 Seg&& seg) {
+                                                 Next&& next, Seg&& seg) {
   const int cta = blockIdx.x;
   const bool sk_on = kSk && sk.ctas != 0;
   const int end = sk_on ? min((cta + 1) * sk.iters, tiles * num_kb) : tiles;
@@ -92,11 +96,48 @@ __device__ __forceinline__ void for_each_segment(int tiles, int num_kb, const St
       tile = g.tile, kb0 = g.k_begin, kb1 = g.k_end;
       it += kb1 - kb0;
     } else {
-      it += gridDim.x;
+      it = next(it);
     }
     seg(tile, kb0, kb1);
   }
 }
+
+// Dynamic tiles (DynamicTiles, runtime/reserve_sms.h): after its first tile (blockIdx.x) a CTA
+// takes gridDim.x + atomicAdd(counter, 1), so CTAs that start late (their SMs busy with other
+// work) take fewer tiles instead of finishing late. The producer thread draws each next tile
+// before it loads the current one and hands it to the consumers through a ring of tile ids in
+// shared memory (full: the producer's arrive; empty: one arrive per consumer warpgroup).
+constexpr int kTileSlots = 4;
+struct TileRing {
+  int* ids;
+  uint64_t* full;
+  uint64_t* empty;
+  int s = 0;
+  uint32_t phase = 0;
+  __device__ __forceinline__ void advance() {
+    if (++s == kTileSlots) s = 0, phase ^= 1;
+  }
+  // Producer: draws the next tile and publishes it (also a past-the-end one, which stops all).
+  __device__ __forceinline__ int draw(int* counter) {
+    const int t = static_cast<int>(gridDim.x) + atomicAdd(counter, 1);
+    mbar_wait(&empty[s], phase ^ 1);
+    ids[s] = t;
+    mbar_arrive(&full[s]);
+    advance();
+    return t;
+  }
+  // Consumers: the tile the producer drew. The warpgroup meets at a named barrier first, so its
+  // four warps enter each tile together (a warpgroup that skips a tile past the last row issues
+  // no wgmma that would hold its warps together); one arrive per warpgroup frees the slot.
+  __device__ __forceinline__ int take(int cw) {
+    mbar_wait(&full[s], phase);
+    const int t = *static_cast<volatile int*>(&ids[s]);
+    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + cw) : "memory");
+    if (threadIdx.x % 128 == 0) mbar_arrive(&empty[s]);
+    advance();
+    return t;
+  }
+};
 
 // A strided batch: the kernel's tiles run over every entry (entry-major), so a persistent CTA
 // or a stream-k run crosses from one entry into the next like from one tile to the next.
@@ -265,7 +306,8 @@ __global__ void __launch_bounds__(kThreads, 1)
                          const __grid_constant__ CUtensorMap map_b,
                          const __grid_constant__ CUtensorMap map_a_edge,
                          const __grid_constant__ CUtensorMap map_b_edge, Epilogue ep, int k,
-                         int rows, int cols, Batch batch, StreamK sk, SplitWorkspace ws) {
+                         int rows, int cols, Batch batch, StreamK sk, SplitWorkspace ws,
+                         int* tile_counter) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using TileT = Tile<T, kAK, kBK>;
   extern __shared__ uint8_t smem_raw[];
@@ -276,6 +318,9 @@ __global__ void __launch_bounds__(kThreads, 1)
             nullptr};
   ring.empty = ring.full + kStages;
   __shared__ int sk_last[2];  // per consumer warpgroup: "arrived last at a shared tile"
+  __shared__ int tile_ids[kTileSlots];
+  __shared__ alignas(8) uint64_t tile_bars[2 * kTileSlots];
+  TileRing tiles_ring{tile_ids, tile_bars, tile_bars + kTileSlots};
 
   const int wg = threadIdx.x / 128;
   const int num_kb = ceil_div(k, TileT::kBK);
@@ -295,6 +340,10 @@ __global__ void __launch_bounds__(kThreads, 1)
       mbar_init(&ring.full[s], 1);   // the producer's arrive_expect_tx (+ the TMA bytes)
       mbar_init(&ring.empty[s], 2);  // one arrive per consumer warpgroup
     }
+    for (int s = 0; s < kTileSlots; ++s) {
+      mbar_init(&tiles_ring.full[s], 1);
+      mbar_init(&tiles_ring.empty[s], 2);  // one arrive per consumer warpgroup
+    }
     fence_barrier_init();
   }
   __syncthreads();
@@ -302,7 +351,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (wg == 0) {  // ---- producer ----
     setmaxnreg_dec<40>();
     if (threadIdx.x == 0)
-      for_each_segment<kHasStreamK<T>>(tiles, num_kb, sk, [&](int tile, int kb0, int kb1) {
+      for_each_segment<kHasStreamK<T>>(tiles, num_kb, sk, [&](int tile) {
+        return tile_counter ? tiles_ring.draw(tile_counter) : tile + static_cast<int>(gridDim.x);
+      }, [&](int tile, int kb0, int kb1) {
         produce<TileT>(&map_a, &map_b, &map_a_edge, &map_b_edge, smem, ring, tile_at(tile), batch,
                        rows, cols, kb0, kb1);
       });
@@ -314,7 +365,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   const bool signals = threadIdx.x % 128 == 0;  // one arrive per warpgroup
   const uint32_t smem_base = smem_addr(smem);
   float d[kBN / 2];
-  for_each_segment<kHasStreamK<T>>(tiles, num_kb, sk, [&](int tile, int kb0, int kb1) {
+  const auto next = [&](int tile) {
+    return tile_counter ? tiles_ring.take(cw) : tile + static_cast<int>(gridDim.x);
+  };
+  for_each_segment<kHasStreamK<T>>(tiles, num_kb, sk, next, [&](int tile, int kb0, int kb1) {
     const BatchTile bt = tile_at(tile);
     const TileCoord tc = bt.tc;
     if (tc.row0 + 64 * cw >= rows) return skip(ring, signals, kb0, kb1);
@@ -411,13 +465,24 @@ cudaError_t launch_typed(const GemmProblem& p, const PreparedOperands& ops) {
   SplitWorkspace ws;
   e = stream_k_scratch(&pl, device_sm_count(), p.stream, &ws);
   if (e != cudaSuccess) return e;
+  int* counter = nullptr;  // DynamicTiles: the tile counter, zeroed before the launch
+  if (dynamic_tiles() && pl.sk.ctas == 0 && pl.ctas < pl.tiles) {
+    e = workspace_alloc(reinterpret_cast<void**>(&counter), sizeof(int), p.stream);
+    if (e == cudaSuccess) e = cudaMemsetAsync(counter, 0, sizeof(int), p.stream);
+    if (e != cudaSuccess) {  // the fixed lists need no memory: run them
+      if (counter) workspace_free(counter, p.stream);
+      counter = nullptr;
+    }
+  }
   const Batch batch{static_cast<int>(p.batch), ops.a.batched() ? 1 : 0, ops.b.batched() ? 1 : 0,
                     p.stride_c, p.stride_d};
   e = launch_kernel(kern, dim3(static_cast<unsigned>(pl.ctas)), kThreads, smem, p.stream, map_a,
                     map_b, map_a_edge, map_b_edge, make_epilogue(p), static_cast<int>(p.k),
-                    static_cast<int>(ops.a.mn), static_cast<int>(ops.b.mn), batch, pl.sk, ws);
+                    static_cast<int>(ops.a.mn), static_cast<int>(ops.b.mn), batch, pl.sk, ws,
+                    counter);
   const cudaError_t ef = workspace_free(ws.partials, p.stream);  // after the kernel
-  return e != cudaSuccess ? e : ef;
+  const cudaError_t ec = counter ? workspace_free(counter, p.stream) : cudaSuccess;
+  return e != cudaSuccess ? e : ef != cudaSuccess ? ef : ec;
 }
 
 cudaError_t launch(const GemmProblem& p) {
