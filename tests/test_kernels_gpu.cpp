@@ -17,6 +17,7 @@
 #include "runtime/reserve_sms.h"
 #include "reference/reference.h"
 #include "registry/registry.h"
+#include "registry/tuning.h"
 
 namespace gemmlab::test {
 namespace {
@@ -210,6 +211,53 @@ TEST(LargeShapes, SgemmStreamKTail) {
   for (auto [a, b] : {std::pair{Op::N, Op::N}, {Op::N, Op::T}, {Op::T, Op::N}})
     for (int pad : {0, 3})
       check_kernel({Precision::FP32, {2500, 2500, 1024}, a, b, pad, pad != 0}, kName);
+}
+
+// simt/sgemm's decode tiles (M <= 32: 32 x 256, M <= 64: 64 x 256, sgemm_plan.h) split in depth
+// until they fill the GPU: rows 17, 32 (one full tile), 33, 64 and 50 (a partial tile whose last
+// warps hold no row), an edge column tile (n = 4000), depths that are not a multiple of the
+// 16-deep k-tile nor of the split, every op, 16-byte and misaligned rows; on an H100 SXM the
+// 32 x 4096 x 14336 launch fills the SMs (16 tiles x 16 splits).
+TEST(LargeShapes, SgemmDecodeTiles) {
+  GEMMLAB_REQUIRE_GPU();
+  const char* kName = kFp32ProductionKernel;
+  if (const unsigned grid = h100_grid(kName, Precision::FP32, 32, 4096, 14336))
+    EXPECT_GE(grid, 132u);
+  for (Shape shape : {Shape{17, 4096, 4103}, Shape{32, 4000, 4096}, Shape{33, 1000, 20001},
+                      Shape{50, 4096, 4096}, Shape{64, 300, 257}})
+    for (Op a : {Op::N, Op::T})
+      for (Op b : {Op::N, Op::T})
+        for (int pad : {0, 3}) check_kernel({Precision::FP32, shape, a, b, pad, pad == 0}, kName);
+}
+
+// Every plan variant simt/sgemm offers gemm-tune (every tile it can take, forced depth splits:
+// KernelDesc::variants) computes the same product: each checked against fp64 under its
+// ForcePlan, on a decode shape, a small square and a skinny one, with misaligned rows.
+TEST(LargeShapes, SgemmEveryPlanVariant) {
+  GEMMLAB_REQUIRE_GPU();
+  const KernelDesc* kd = find_kernel(kFp32ProductionKernel);
+  ASSERT_NE(kd, nullptr);
+  ASSERT_NE(kd->variants, nullptr);
+  int runs = 0;
+  for (Shape shape : {Shape{24, 1000, 3001}, Shape{300, 300, 300}, Shape{2000, 8, 2000}})
+    for (int pad : {0, 3}) {
+      const Case c{Precision::FP32, shape, Op::N, Op::T, pad, pad == 0};
+      GemmProblem p;  // the variants depend on the shape, the ops and the rows' alignment
+      p.precision = c.precision, p.m = shape.m, p.n = shape.n, p.k = shape.k;
+      p.op_a = c.op_a, p.op_b = c.op_b;
+      p.A = p.B = p.C = reinterpret_cast<float*>((uintptr_t{1} << 20) + (pad ? 4 : 0));
+      p.lda = shape.k + pad, p.ldb = shape.k + pad, p.ldc = shape.n + pad;
+      PlanChoice choices[64];
+      const int n = kd->variants(p, choices, 64);
+      EXPECT_GT(n, 1) << "a plan to choose among";
+      for (int i = 0; i < n; ++i) {
+        SCOPED_TRACE(plan_choice_label(choices[i], kd->tile_names));
+        const ForcePlan force(choices[i]);
+        check_kernel(c, kFp32ProductionKernel);
+        ++runs;
+      }
+    }
+  std::printf("[  NOTE    ] simt/sgemm: %d forced plans checked against fp64\n", runs);
 }
 
 // The Hopper kernels pad the rows of a 16-bit MN-major operand to 128 bytes when its rows are
@@ -468,6 +516,7 @@ TEST(AutoKernel, SmallGrids16BitTakeWgmma02) {
     Precision prec;
     const char* kernel;
   };
+  const TuningOff planners_only;  // the priorities' own choice (the table's: AutoKernel.UsesTheTuningTable)
   const Want wants[] = {{1024, 1024, 1024, Precision::BF16, "wgmma/02_tma_wgmma_pipelined"},
                         {1024, 1024, 1024, Precision::FP16, "wgmma/02_tma_wgmma_pipelined"},
                         {1024, 1024, 1024, Precision::TF32, "wgmma/03_tma_wgmma_ws_persistent"},
@@ -483,6 +532,32 @@ TEST(AutoKernel, SmallGrids16BitTakeWgmma02) {
     ASSERT_NE(name, nullptr) << last_error_message();
     EXPECT_STREQ(name, w.kernel);
   }
+}
+
+// On a GPU the compiled-in tuning table has entries for (same name, same SM count), `auto` runs
+// each entry's kernel on a problem of its shape class (the class's largest extents), and the
+// planners' choice under TuningOff; elsewhere there is nothing to check and it says so.
+TEST(AutoKernel, UsesTheTuningTable) {
+  GEMMLAB_REQUIRE_GPU();
+  size_t count = 0;
+  const TuningEntry* table = tuning_table(&count);
+  const std::string device = device_name();
+  int checked = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const TuningEntry& e = table[i];
+    if (device != e.device || device_full_sm_count() != e.sms) continue;
+    const int64_t m = int64_t{1} << e.m_class, n = int64_t{1} << e.n_class, k = int64_t{1} << e.k_class;
+    SCOPED_TRACE(testing::Message() << precision_name(e.precision) << " " << m << "x" << n << "x" << k);
+    const int64_t lda = e.op_a == Op::N ? k : m, ldb = e.op_b == Op::N ? n : k;
+    const void* a = reinterpret_cast<const void*>(uintptr_t{1} << 20);  // never dereferenced
+    const char* name = auto_kernel_name(e.op_a, e.op_b, m, n, k, a, lda, a, ldb,
+                                        static_cast<const float*>(a), n, e.precision);
+    ASSERT_NE(name, nullptr) << last_error_message();
+    EXPECT_STREQ(name, e.kernel);
+    ++checked;
+  }
+  if (checked == 0) GTEST_SKIP() << "the tuning table has no entry for " << device;
+  std::printf("[  AUTO    ] %d tuning-table entries for %s taken by auto\n", checked, device.c_str());
 }
 
 // simt/sgemm asks for just the shared memory its resident blocks need (the rest stays L1): the

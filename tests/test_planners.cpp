@@ -117,10 +117,10 @@ GemmProblem problem(const Dims& d, Op a = Op::N, Op b = Op::N) {
 // simt/sgemm: the plan's grid is its parts; splits only where the tiles cannot fill the GPU;
 // every split has >= 1 k-tile and they cover the depth; a stream-k tail only unsplit, deep, on
 // the 128 x 256 tile; scratch only where splits, a tail or split strips need it.
-void expect_sgemm_plan_consistent(const Dims& d, int tn, const DeviceDesc& dev) {
-  SCOPED_TRACE(testing::Message() << d.m << "x" << d.n << "x" << d.k << " tn=" << tn
+void expect_sgemm_plan_consistent(const Dims& d, sgemm::Tile tile, const DeviceDesc& dev) {
+  SCOPED_TRACE(testing::Message() << d.m << "x" << d.n << "x" << d.k << " tile=" << static_cast<int>(tile)
                                   << " sms=" << dev.sms);
-  const sgemm::TileShape t = sgemm::tile_shape(tn);
+  const sgemm::TileShape t = sgemm::tile_shape(tile);
   const sgemm::TilePlan L = sgemm::plan_tiles(d.m, d.n, d.k, t, dev);
   const sgemm::TileWork& w = L.work;
   const int64_t tiles = static_cast<int64_t>(L.grid.m_tiles) * L.grid.n_tiles;
@@ -132,7 +132,7 @@ void expect_sgemm_plan_consistent(const Dims& d, int tn, const DeviceDesc& dev) 
   if (w.splits > 1) EXPECT_LT(tiles, static_cast<int64_t>(dev.sms) * t.blocks_per_sm);
   EXPECT_EQ(L.loop == sgemm::Loop::kSplit, w.splits > 1);
   if (w.sk.ctas > 0) {
-    EXPECT_EQ(tn, 4);
+    EXPECT_EQ(tile, sgemm::Tile::k128x256);
     EXPECT_EQ(w.splits, 1);
     EXPECT_TRUE(L.deep);
     EXPECT_LE(w.sk.ctas, dev.sms * t.blocks_per_sm);
@@ -153,11 +153,13 @@ void expect_sgemm_plan_consistent(const Dims& d, int tn, const DeviceDesc& dev) 
 TEST(SgemmPlan, ConsistentOnEveryShape) {
   for (const DeviceDesc& dev : {kH100, kA100})
     for (const Dims& d : shapes())
-      for (int tn : {2, 4}) expect_sgemm_plan_consistent(d, tn, dev);
+      for (sgemm::Tile tile : {sgemm::Tile::k128x128, sgemm::Tile::k128x256, sgemm::Tile::k64x256,
+                               sgemm::Tile::k32x256})
+        expect_sgemm_plan_consistent(d, tile, dev);
 }
 
 TEST(SgemmPlan, SplitsWhereTheTilesCannotFillTheGpu) {
-  const sgemm::TileShape wide = sgemm::tile_shape(4);
+  const sgemm::TileShape wide = sgemm::tile_shape(sgemm::Tile::k128x256);
   // 1024^3 on 128 x 256 tiles: 32 tiles for 132 SMs -> split; 8192^3: 2048 tiles -> not.
   EXPECT_GT(sgemm::choose_splits(1024, 1024, 1024, wide, kH100), 1);
   EXPECT_GT(sgemm::choose_splits(256, 256, 65536, wide, kH100), 1);
@@ -165,15 +167,15 @@ TEST(SgemmPlan, SplitsWhereTheTilesCannotFillTheGpu) {
   EXPECT_EQ(sgemm::choose_splits(16384, 16384, 16384, wide, kA100), 1);
   // Too shallow to split: each split needs >= 4 k-tiles.
   EXPECT_EQ(sgemm::choose_splits(1024, 1024, 64, wide, kH100), 1);
-  EXPECT_EQ(sgemm::choose_splits(1, 1, 1, sgemm::tile_shape(2), kH100), 1);
+  EXPECT_EQ(sgemm::choose_splits(1, 1, 1, sgemm::tile_shape(sgemm::Tile::k128x128), kH100), 1);
   // Deep k on one tile: past 16 splits, bounded by the charged serial sum.
-  const int deep = sgemm::choose_splits(128, 128, 131072, sgemm::tile_shape(2), kH100);
+  const int deep = sgemm::choose_splits(128, 128, 131072, sgemm::tile_shape(sgemm::Tile::k128x128), kH100);
   EXPECT_GT(deep, 16);
   EXPECT_LE(deep, sgemm::kMaxSplits);
 }
 
 TEST(SgemmPlan, StreamKTailOnlyForABadlyFilledLastWave) {
-  const sgemm::TileShape wide = sgemm::tile_shape(4);
+  const sgemm::TileShape wide = sgemm::tile_shape(sgemm::Tile::k128x256);
   // 2500 x 2500 x 1024: 200 tiles; on 132 SMs the last wave is half idle -> a tail of 132 runs
   // (the whole grid, as the H100 test pins down); on 108 SMs 92 of 108 are busy -> no tail.
   const sgemm::TilePlan h = sgemm::plan_tiles(2500, 2500, 1024, wide, kH100);
@@ -187,11 +189,11 @@ TEST(SgemmPlan, StreamKTailOnlyForABadlyFilledLastWave) {
 }
 
 TEST(SgemmPlan, ThinRemaindersBecomeStrips) {
-  const sgemm::TilePlan L = sgemm::plan_tiles(4097, 4097, 4097, sgemm::tile_shape(4), kH100);
+  const sgemm::TilePlan L = sgemm::plan_tiles(4097, 4097, 4097, sgemm::tile_shape(sgemm::Tile::k128x256), kH100);
   EXPECT_EQ(L.work.sp.m_main, 4096);
   EXPECT_EQ(L.work.sp.n_main, 4096);
   EXPECT_GT(L.work.sp.blocks(), 0);
-  const sgemm::TilePlan T = sgemm::plan_tiles(4000, 4000, 4000, sgemm::tile_shape(4), kH100);
+  const sgemm::TilePlan T = sgemm::plan_tiles(4000, 4000, 4000, sgemm::tile_shape(sgemm::Tile::k128x256), kH100);
   EXPECT_EQ(T.work.sp.blocks(), 0) << "a remainder of 32 rows is a tile row, not a strip";
 }
 
@@ -200,12 +202,12 @@ TEST(SgemmPlan, CopiesOnlyWhereCheap) {
   const sgemm::OperandPlan big = sgemm::plan_operands(problem({4097, 4097, 4097}), true, false, kH100);
   EXPECT_TRUE(big.realign_b);
   EXPECT_TRUE(big.bv);
-  EXPECT_TRUE(big.wide);
+  EXPECT_EQ(big.tile, sgemm::Tile::k128x256);
   // 1025^3 NN: the copy would cost more than the 4-byte loads -> 128 x 128 with 4-byte B.
   const sgemm::OperandPlan small = sgemm::plan_operands(problem({1025, 1025, 1025}), true, false, kH100);
   EXPECT_FALSE(small.realign_b);
   EXPECT_FALSE(small.bv);
-  EXPECT_FALSE(small.wide);
+  EXPECT_EQ(small.tile, sgemm::Tile::k128x128);
   // NT at 8192^3: B^T copied transposed, runs as NN on the wide tile; not at 64^3.
   EXPECT_TRUE(sgemm::plan_operands(problem({8192, 8192, 8192}, Op::N, Op::T), true, true, kH100)
                   .transpose_b);
@@ -215,6 +217,33 @@ TEST(SgemmPlan, CopiesOnlyWhereCheap) {
   const sgemm::OperandPlan none =
       sgemm::plan_operands(problem({4097, 4097, 4097}), true, false, kH100, /*copies=*/false);
   EXPECT_FALSE(none.realign_b || none.realign_a || none.transpose_b || none.bv);
+}
+
+// Decode (M = 17..64 rows): the 32- and 64-row tiles, split in depth until the tiles fill the
+// GPU, each split still >= 4 k-tiles deep; 65 rows and up keep the 128-row tiles.
+TEST(SgemmPlan, DecodeRowsTakeTheNarrowTilesAndFillTheGpu) {
+  struct Case {
+    Dims d;
+    Op b;
+    sgemm::Tile tile;
+  };
+  for (const Case& c : {Case{{32, 4096, 14336}, Op::N, sgemm::Tile::k32x256},
+                        Case{{17, 4096, 4096}, Op::T, sgemm::Tile::k32x256},
+                        Case{{33, 8192, 8192}, Op::N, sgemm::Tile::k64x256},
+                        Case{{64, 14336, 4096}, Op::T, sgemm::Tile::k64x256}}) {
+    SCOPED_TRACE(testing::Message() << c.d.m << "x" << c.d.n << "x" << c.d.k);
+    const sgemm::OperandPlan pl =
+        sgemm::plan_operands(problem(c.d, Op::T, c.b), true, true, kH100);
+    EXPECT_EQ(pl.tile, c.tile);
+    EXPECT_FALSE(pl.av) << "A^T takes the 4-byte loader on the decode tiles";
+    EXPECT_FALSE(pl.transpose_b) << "a copy of B never pays next to a decode GEMM";
+    const sgemm::TilePlan L = sgemm::plan_tiles(c.d.m, c.d.n, c.d.k, sgemm::tile_shape(c.tile), kH100);
+    EXPECT_GT(L.work.splits, 1);
+    EXPECT_GE(L.blocks, kH100.sms);
+    EXPECT_GE(L.work.per_split, 4);
+  }
+  EXPECT_EQ(sgemm::plan_operands(problem({65, 4096, 4096}), true, true, kH100).tile,
+            sgemm::Tile::k128x256);
 }
 
 TEST(WgmmaPlan, PersistentGridAndStreamK) {

@@ -67,6 +67,8 @@ TEST(Sanitize, ScratchPaths) {
               {kFp32ProductionKernel, spec(P::FP32, 2500, 2500, 1024)},      // stream-k tail
               {kFp32ProductionKernel, spec(P::FP32, 8192, 512, 512, Op::N, Op::T)},  // B^T copy
               {kFp32ProductionKernel, realign},                              // realigned B
+              {kFp32ProductionKernel, spec(P::FP32, 32, 4096, 4096, Op::N, Op::T)},  // 32-row, split
+              {kFp32ProductionKernel, spec(P::FP32, 50, 1000, 3000, Op::T, Op::N)},  // 64-row, split
               {wgmma03, spec(P::BF16, 1024, 1024, 3072)},                    // stream-k
               {wgmma03, packed},                                             // packing
               {wgmma03, spec(P::TF32, 300, 300, 300, Op::T, Op::N)},         // tf32 transposed B

@@ -17,6 +17,8 @@
 #include "api/status.h"
 #include "api/validate.h"
 #include "registry/registry.h"
+#include "registry/tuning.h"
+#include "runtime/plan_choice.h"
 
 namespace gemmlab {
 namespace {
@@ -27,16 +29,38 @@ using api::ok;
 using api::validate_device;
 using api::validate_host;
 
-// The kernels `auto` may run for p, best first (ties: registry order); at most max of them.
-int auto_candidates(const GemmProblem& p, int cc, const KernelDesc** out, int max) {
+// The tuning table's entry for p on the current device (registry/tuning.h), if the kernel it
+// names can run p; else null.
+const TuningEntry* tuned(const GemmProblem& p, int cc) {
+  if (!tuning_enabled()) return nullptr;
+  size_t count = 0;
+  const TuningEntry* table = tuning_table(&count);
+  if (count == 0) return nullptr;
+  const TuningEntry* e = find_tuning(table, count, device_name(), device_full_sm_count(), p);
+  if (e == nullptr) return nullptr;
+  const KernelDesc* k = find_kernel(e->kernel);
+  return k != nullptr && kernel_cannot_run(*k, p, cc) == nullptr ? e : nullptr;
+}
+
+// The kernels `auto` may run for p, best first: the tuning table's (with its plan: choices[0]),
+// then by priority (ties: registry order); at most max of them.
+int auto_candidates(const GemmProblem& p, int cc, const KernelDesc** out, int max,
+                    PlanChoice* choices = nullptr) {
   std::vector<std::pair<int, const KernelDesc*>> ok;
   for (const KernelDesc& k : all_kernels())
     if (k.auto_priority > 0 && kernel_cannot_run(k, p, cc) == nullptr)
       ok.push_back({auto_priority_of(k, p), &k});
   std::stable_sort(ok.begin(), ok.end(),
                    [](const auto& x, const auto& y) { return x.first > y.first; });
-  const int n = std::min(static_cast<int>(ok.size()), max);
-  for (int i = 0; i < n; ++i) out[i] = ok[i].second;
+  int n = 0;
+  if (const TuningEntry* e = max > 0 ? tuned(p, cc) : nullptr) {
+    if (choices) choices[0] = e->choice;
+    out[n++] = find_kernel(e->kernel);
+  }
+  for (size_t i = 0; i < ok.size() && n < max; ++i) {
+    if (choices) choices[n] = PlanChoice{};
+    out[n++] = ok[i].second;
+  }
   return n;
 }
 
@@ -97,9 +121,10 @@ Status run(const GemmProblem& p, const char* kernel, bool plain_call) {
   // had on any of its paths, and `auto` then tries the next kernel.
   constexpr int kMaxCandidates = 8;
   const KernelDesc* candidates[kMaxCandidates];
+  PlanChoice choices[kMaxCandidates] = {};
   int count = 1;
   if (is_auto) {
-    count = auto_candidates(p, cc, candidates, kMaxCandidates);
+    count = auto_candidates(p, cc, candidates, kMaxCandidates, choices);
     if (count == 0)
       return fail(Status::KernelUnsupported, "no registered kernel can run this %s problem on sm_%d",
                   precision_name(p.precision), cc);
@@ -109,7 +134,13 @@ Status run(const GemmProblem& p, const char* kernel, bool plain_call) {
   cudaError_t e = cudaSuccess;
   for (int i = 0; i < count; ++i) {
     chosen = candidates[i];
-    e = launch_all(*chosen, p);
+    // A tuned plan holds for this launch only (a caller's own ForcePlan is kept otherwise).
+    if (choices[i].any()) {
+      const ForcePlan force(choices[i]);
+      e = launch_all(*chosen, p);
+    } else {
+      e = launch_all(*chosen, p);
+    }
     if (e != cudaErrorMemoryAllocation) break;
   }
   if (e == cudaErrorMemoryAllocation)

@@ -10,6 +10,7 @@
 #include <cuda_runtime_api.h>
 
 #include "gemmlab/gemmlab.h"
+#include "runtime/plan_choice.h"
 
 namespace gemmlab {
 
@@ -97,6 +98,11 @@ struct KernelDesc {
   // auto_priority > 0.
   int (*auto_priority_for)(const GemmProblem& p) = nullptr;
   unsigned features = 0;  // FeatureMask bits
+  // Optional: the plan variants the kernel can run p with (runtime/plan_choice.h; gemm-tune times
+  // each, the tuning table names the best): at most max written to out, the count returned; each
+  // one a distinct plan. tile_names: its block tiles, null-terminated (PlanChoice::tile - 1).
+  int (*variants)(const GemmProblem& p, PlanChoice* out, int max) = nullptr;
+  const char* const* tile_names = nullptr;
 };
 
 // The priority `auto` gives kernel k for problem p (see KernelDesc).

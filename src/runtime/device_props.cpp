@@ -4,6 +4,7 @@
 #include <atomic>
 #include <mutex>
 #include <map>
+#include <string>
 #include <utility>
 
 #include "runtime/capture_guard.h"
@@ -54,6 +55,23 @@ ReserveSms::~ReserveSms() { t_reserved_sms = previous_; }
 DynamicTiles::DynamicTiles() : previous_(t_dynamic_tiles) { t_dynamic_tiles = true; }
 DynamicTiles::~DynamicTiles() { t_dynamic_tiles = previous_; }
 bool dynamic_tiles() { return t_dynamic_tiles; }
+
+int device_full_sm_count() { return cached_attribute<cudaDevAttrMultiProcessorCount>(0); }
+
+const char* device_name() {
+  static std::mutex mu;
+  static std::map<int, std::string> names;  // nodes never move: the c_str() stays valid
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) return "";
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = names.find(dev);
+  if (it == names.end()) {
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, dev) != cudaSuccess) return "";
+    it = names.emplace(dev, prop.name).first;
+  }
+  return it->second.c_str();
+}
 
 int device_smem_per_sm() {
   return cached_attribute<cudaDevAttrMaxSharedMemoryPerMultiprocessor>(0);

@@ -18,6 +18,12 @@ int device_cc();
 // Multiprocessor count of the current device (1 if it cannot be asked).
 int device_sm_count();
 
+// The current device's name ("NVIDIA H100 80GB HBM3"; "" if it cannot be asked) and its whole
+// multiprocessor count (no ReserveSms taken off; 0 if it cannot be asked): what the tuning
+// table (registry/tuning.h) is keyed by.
+const char* device_name();
+int device_full_sm_count();
+
 // Shared memory one multiprocessor can give its blocks, in bytes (0 if it cannot be asked).
 int device_smem_per_sm();
 

@@ -116,6 +116,9 @@ int parse_options(int argc, const char* const* argv, Options* out, std::string* 
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
   app.add_flag("--broadcast-b", out->broadcast_b,
                "batches: stride_b = 0, one B (weight matrix) for every entry");
+  app.add_flag("--variants", out->variants,
+               "also time every plan variant (tile, depth splits) a kernel offers, one row each "
+               "(what gemm-tune measures); the summaries leave them out");
   app.add_flag("--cublaslt", out->cublaslt,
                "also time cuBLASLt (cublasLtMatmul) where the plain cublasGemmEx row is the reference");
   app.add_option("--warmup", out->warmup, "untimed runs before timing")->check(CLI::Range(0, 1000));

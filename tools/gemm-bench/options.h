@@ -34,6 +34,7 @@ struct Options {
   int64_t batch = 1;         // --batch: entries of shapes without their own "B:" prefix
   bool broadcast_b = false;  // --broadcast-b: stride_b = 0, one B for every batch entry
   bool cublaslt = false;     // --cublaslt: also time cuBLASLt on plain problems
+  bool variants = false;     // --variants: also every plan variant a kernel offers (gemm-tune)
   int warmup = 3;
   int reps = 20;
   double max_seconds_per_row = 2.0;  // fewer reps for slow rows (never fewer than 3)

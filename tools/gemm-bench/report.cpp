@@ -108,7 +108,8 @@ void print_table(std::ostream& os, const Report& r) {
     last_group = group;
     const std::string variant = variant_text(x);
     // "auto" names the kernel it ran.
-    const std::string name = x.auto_kernel.empty() ? x.kernel : x.kernel + ":" + x.auto_kernel;
+    const std::string name = (x.auto_kernel.empty() ? x.kernel : x.kernel + ":" + x.auto_kernel) +
+                             (x.plan.empty() ? "" : "[" + x.plan + "]");
     if (x.status != "ok") {
       std::snprintf(line, sizeof line, "%-46s %4d %-16s %-4s %-2s  %s%s\n", name.c_str(), x.step,
                     shape_text(x.shape).c_str(), gemmlab::precision_name(x.dtype), x.trans.c_str(),
@@ -154,7 +155,7 @@ void print_summary(std::ostream& os, const Report& r) {
       groups[key].no_cublas = x.status.substr(9);
       continue;
     }
-    if (x.status != "ok" || (x.checked && !x.pass)) continue;
+    if (x.status != "ok" || (x.checked && !x.pass) || !x.plan.empty()) continue;
     if (!groups.count(key)) order.push_back(key);
     Best& b = groups[key];
     if (x.kernel == "cublas") b.cublas = &x;
@@ -204,7 +205,8 @@ std::vector<DtypeSummary> suite_summary(const Report& r) {
   };
   std::map<std::string, Best> best;
   for (const Row& x : r.rows) {
-    if (x.status != "ok" || (x.checked && !x.pass) || x.tflops <= 0) continue;
+    // Forced plan variants (--variants) are gemm-tune's data, not a kernel a call runs.
+    if (x.status != "ok" || (x.checked && !x.pass) || x.tflops <= 0 || !x.plan.empty()) continue;
     Best& b = best[problem_key(x)];
     if (x.kernel == "cublas") b.cublas = &x;
     else if (x.kernel == "cublaslt") b.lt = &x;
@@ -341,6 +343,8 @@ nlohmann::json to_json(const Report& r) {
                     {"batch", x.shape.batch},
                     {"broadcast_b", x.broadcast_b}});
     if (!x.auto_kernel.empty()) rows.back()["auto_kernel"] = x.auto_kernel;
+    if (!x.plan.empty())
+      rows.back()["plan"] = {{"label", x.plan}, {"tile", x.choice.tile}, {"splits", x.choice.splits}};
   }
   j["rows"] = rows;
   return j;

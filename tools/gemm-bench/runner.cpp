@@ -382,6 +382,7 @@ Report run_gpu_bench(const Options& opt, const DeviceInfo& dev) {
             rep.rows.push_back(r);
           }
           auto run_kernel = [&](const KernelDesc* k, Row& r) {
+            const gemmlab::ForcePlan force(r.choice);
             fill_resources(*k, p, dev, &r);
             const char* name = r.kernel == "auto" ? "auto" : k->name;
             auto launch = [&]() -> cudaError_t {
@@ -419,6 +420,19 @@ Report run_gpu_bench(const Options& opt, const DeviceInfo& dev) {
               run_kernel(k, r);
             }
             rep.rows.push_back(r);
+            if (opt.variants && k->variants && r.status == "ok") {  // gemm-tune's rows
+              gemmlab::PlanChoice choices[64];
+              const int count = k->variants(p, choices, 64);
+              for (int i = 0; i < count; ++i) {
+                Row x = base_row(k->name, v);
+                x.step = k->step, x.family = k->family, x.seed = k->seed;
+                x.choice = choices[i];
+                x.plan = gemmlab::plan_choice_label(choices[i], k->tile_names);
+                progress(opt, done, total, std::string(k->name) + "[" + x.plan + "]" + what);
+                run_kernel(k, x);
+                rep.rows.push_back(x);
+              }
+            }
           }
           set_ratios(&rep.rows, first_row, cublas_ms, peak_tflops(dev, dtype));
         }

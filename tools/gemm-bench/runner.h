@@ -23,6 +23,8 @@ struct Row {
   gemmlab::Activation act = gemmlab::Activation::None;
   bool broadcast_b = false;    // batches: stride_b = 0
   std::string auto_kernel;     // kernel "auto": the kernel it ran
+  std::string plan;            // --variants: the plan variant forced (runtime/plan_choice.h)
+  gemmlab::PlanChoice choice;  // ... as numbers; all 0 on ordinary rows
   std::string status = "ok";   // "ok", "skipped: <why>", "error: <what>"
   int reps = 0;
   double ms_median = 0, ms_min = 0, ms_max = 0;

@@ -29,6 +29,8 @@ struct AsyncLoader {
   //  else:     r = e % kRows,             k = e / kRows
   static constexpr int kPerThread = kVec ? kRows * kBK / 4 / kThreads : kRows * kBK / kThreads;
   static constexpr int kKStep = kVec ? kThreads / (kRows / 4) : kThreads / kRows;  // k per i
+  static_assert(kPerThread >= 1 && (kContigK ? kRows % 32 == 0 : kKStep >= 1),
+                "every thread copies at least one element of each k-tile");
   const float* gp;  // this thread's first element of the next k-tile
   int ld;
   int rows_left;    // rows of op(X) from this thread's first row on (<= 0: none valid)

@@ -12,17 +12,26 @@
 //   the SMs the last wave leaves idle, instead of a wave of nearly empty tiles;
 // - misaligned rows on a 16-byte path (ld % 4 != 0) and B^T: copied once to aligned (or
 //   transposed) rows when that is cheap next to the GEMM;
-// - two tiles (128 x 128 two blocks per SM; 128 x 256 with 8 x 16 per thread, fewer LDS per FFMA)
-//   and 4 or 8 pipeline stages, chosen by the planner (sgemm_plan.h), which config() and
-//   launch() share. The device side is sgemm_kernel.cuh.
+// - four tiles (128 x 128 two blocks per SM; 128 x 256 with 8 x 16 per thread, fewer LDS per
+//   FFMA; 64 x 256 and 32 x 256 for decode rows, M <= 64 and M <= 32, where a 128-row tile
+//   computes 2-8 times the rows it keeps) and 4 or 8 pipeline stages, chosen by the planner
+//   (sgemm_plan.h), which config() and launch() share, or forced by gemm-tune's table (the tile
+//   and depth splits: variants()). The device side is sgemm_kernel.cuh.
 // Seed: beyond the seeds (production).
 // Measured (H100 SXM, docs/results/h100-ladder.md and h100-large.md, cuBLAS SGEMM in the same
-// run): 1025^3 30.9 TFLOP/s (101%), 4096^3 50.2 (97%), 4097^3 48.1 (108%), 8192^3 50.2 (97%).
+// run): 1025^3 30.9 TFLOP/s (101%), 4096^3 50.2 (97%), 4097^3 48.1 (108%), 8192^3 50.2 (97%);
+// decode 32 x 8192 x 8192 NN 31.3 (140%), 32 x 4096 x 14336 NN 29.7 (88%; h100-decode.md).
 // History: docs/history.md.
+#include <algorithm>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
 #include "kernels/common/launch.cuh"
 #include "kernels/simt/sgemm_kernel.cuh"
 #include "runtime/aligned_rows.h"
 #include "runtime/device_props.h"
+#include "runtime/plan_choice.h"
 #include "runtime/workspace.h"
 
 namespace gemmlab {
@@ -41,64 +50,73 @@ struct Picked {
 // Above 48 KB of dynamic shared memory a kernel must opt in (per device). The carveout asks for
 // just the shared memory kBlocksPerSm blocks need and leaves the rest of the SM to L1: the 4-byte
 // copies (cp.async.ca) of k-contiguous or misaligned rows go through L1.
-template <int kTN, bool kAT, bool kBT, bool kAVec, bool kBVec, Loop kLoop, int kStages = 4,
+template <Tile kTile, bool kAT, bool kBT, bool kAVec, bool kBVec, Loop kLoop, int kStages = 4,
           bool kStreamK = false>
 Picked prepared_f() {
-  using V = Variant<kTN, kAT, kBT, kAVec, kBVec, kLoop, kStages, kStreamK>;
+  using V = Variant<kTile, kAT, kBT, kAVec, kBVec, kLoop, kStages, kStreamK>;
   KernelFn f = sgemm_kernel<V>;
   constexpr int kSmem = V::C::kSmemBytes;
   const cudaError_t e = prepare_function(reinterpret_cast<const void*>(f), kSmem,
-                                         carveout_for(kBlocksPerSm<kTN>, kSmem));
+                                         carveout_for(kBlocksPerSm<kTile>, kSmem));
   return {f, e, kSmem};
 }
 
 // The carried-fragment loop only where it was measured to win: the 128 x 256 tile, and the
 // 128 x 128 tile with op(A) = A^T (with A and B^T the 128 x 128 kernel spills at its 128-register
-// cap, so that one is not even instantiated).
-template <int kTN, bool kAT, bool kBT, bool kAVec, bool kBVec>
+// cap, so that one is not even instantiated). The decode tiles run the plain loop.
+template <Tile kTile, bool kAT, bool kBT, bool kAVec, bool kBVec>
 Picked prepared(Loop loop) {
-  if (loop == Loop::kSplit) return prepared_f<kTN, kAT, kBT, kAVec, kBVec, Loop::kSplit>();
-  if constexpr (kTN == 4 || kAT) {
-    if (loop == Loop::kCarry) return prepared_f<kTN, kAT, kBT, kAVec, kBVec, Loop::kCarry>();
+  if (loop == Loop::kSplit) return prepared_f<kTile, kAT, kBT, kAVec, kBVec, Loop::kSplit>();
+  if constexpr (kTile == Tile::k128x256 || (kTile == Tile::k128x128 && kAT)) {
+    if (loop == Loop::kCarry) return prepared_f<kTile, kAT, kBT, kAVec, kBVec, Loop::kCarry>();
   }
-  return prepared_f<kTN, kAT, kBT, kAVec, kBVec, Loop::kPlain>();
+  return prepared_f<kTile, kAT, kBT, kAVec, kBVec, Loop::kPlain>();
 }
 
 // The plan -> template instance table. The 16-byte loaders exist only where the operand's
 // contiguous direction is the tile's rows (A^T, B); av / bv: those rows are 16-byte aligned. Only
 // the instances the planner can choose are compiled.
-template <int kTN>
+template <Tile kTile>
 Picked pick(bool at, bool bt, bool av, bool bv, const TilePlan& L) {
   const Loop loop = L.loop;
-  if constexpr (kTN == 4) {  // layouts and sizes as plan_operands picks them; 8 stages when deep
+  constexpr Tile W = Tile::k128x256;
+  if constexpr (kTile == W) {  // layouts and sizes as plan_operands picks them; 8 stages when deep
     if (L.work.sk.ctas > 0) {
       if (loop != Loop::kCarry) return {nullptr, cudaErrorNotSupported, 0};
-      if (!at && !bt) return prepared_f<4, false, false, false, true, Loop::kCarry, 8, true>();
-      if (!at) return prepared_f<4, false, true, false, false, Loop::kCarry, 8, true>();
-      return prepared_f<4, true, false, true, true, Loop::kCarry, 8, true>();
+      if (!at && !bt) return prepared_f<W, false, false, false, true, Loop::kCarry, 8, true>();
+      if (!at) return prepared_f<W, false, true, false, false, Loop::kCarry, 8, true>();
+      return prepared_f<W, true, false, true, true, Loop::kCarry, 8, true>();
     }
     if (at || bt) {  // NT, or TN with aligned rows: planned only for unsplit long k loops
       if (loop != Loop::kCarry) return {nullptr, cudaErrorNotSupported, 0};
-      if (!at) return prepared_f<4, false, true, false, false, Loop::kCarry, 8>();
-      return prepared_f<4, true, false, true, true, Loop::kCarry, 8>();
+      if (!at) return prepared_f<W, false, true, false, false, Loop::kCarry, 8>();
+      return prepared_f<W, true, false, true, true, Loop::kCarry, 8>();
     }
-    if (!L.deep) return prepared<4, false, false, false, true>(loop);
-    if (loop == Loop::kSplit) return prepared_f<4, false, false, false, true, Loop::kSplit, 8>();
-    return prepared_f<4, false, false, false, true, Loop::kCarry, 8>();
-  } else {  // (an else, so that none of these is instantiated for the 128 x 256 tile)
+    if (!L.deep) return prepared<W, false, false, false, true>(loop);
+    if (loop == Loop::kSplit) return prepared_f<W, false, false, false, true, Loop::kSplit, 8>();
+    return prepared_f<W, false, false, false, true, Loop::kCarry, 8>();
+  } else if constexpr (kTile != Tile::k128x128) {  // decode tiles: A^T on the 4-byte loader
+    if (!at && bt) return prepared<kTile, false, true, false, false>(loop);
+    if (at && bt) return prepared<kTile, true, true, false, false>(loop);
+    if (!at)
+      return bv ? prepared<kTile, false, false, false, true>(loop)
+                : prepared<kTile, false, false, false, false>(loop);
+    return bv ? prepared<kTile, true, false, false, true>(loop)
+              : prepared<kTile, true, false, false, false>(loop);
+  } else {  // (an else, so that none of these is instantiated for the other tiles)
     if (!at && !bt)
-      return bv ? prepared<kTN, false, false, false, true>(loop)
-                : prepared<kTN, false, false, false, false>(loop);
-    if (!at && bt) return prepared<kTN, false, true, false, false>(loop);
+      return bv ? prepared<kTile, false, false, false, true>(loop)
+                : prepared<kTile, false, false, false, false>(loop);
+    if (!at && bt) return prepared<kTile, false, true, false, false>(loop);
     if (at && !bt) {
       if (av)
-        return bv ? prepared<kTN, true, false, true, true>(loop)
-                  : prepared<kTN, true, false, true, false>(loop);
-      return bv ? prepared<kTN, true, false, false, true>(loop)
-                : prepared<kTN, true, false, false, false>(loop);
+        return bv ? prepared<kTile, true, false, true, true>(loop)
+                  : prepared<kTile, true, false, true, false>(loop);
+      return bv ? prepared<kTile, true, false, false, true>(loop)
+                : prepared<kTile, true, false, false, false>(loop);
     }
-    return av ? prepared<kTN, true, true, true, false>(loop)
-              : prepared<kTN, true, true, false, false>(loop);
+    return av ? prepared<kTile, true, true, true, false>(loop)
+              : prepared<kTile, true, true, false, false>(loop);
   }
 }
 
@@ -122,12 +140,12 @@ cudaError_t alloc_scratch(const TilePlan& L, const TileShape& t, cudaStream_t st
 
 // One launch of the tile kernel over q (operands as the kernel reads them). Where the plan's
 // split-k scratch cannot be had, the plan without it runs.
-template <int kTN>
+template <Tile kTile>
 cudaError_t launch_tiles(const GemmProblem& q, bool av, bool bv) {
-  constexpr TileShape t = tile_shape(kTN);
+  constexpr TileShape t = tile_shape(kTile);
   const DeviceDesc dev = current_device_desc();
   const int m = static_cast<int>(q.m), n = static_cast<int>(q.n), k = static_cast<int>(q.k);
-  TilePlan L = plan_tiles(m, n, k, t, dev);
+  TilePlan L = plan_tiles(m, n, k, t, dev, /*scratch=*/true, forced_plan().splits);
   void* buf = nullptr;
   Scratch s;
   cudaError_t e = alloc_scratch(L, t, q.stream, &buf, &s);
@@ -136,7 +154,7 @@ cudaError_t launch_tiles(const GemmProblem& q, bool av, bool bv) {
     e = cudaSuccess;
   }
   if (e != cudaSuccess) return e;
-  const Picked kp = pick<kTN>(q.op_a == Op::T, q.op_b == Op::T, av, bv, L);
+  const Picked kp = pick<kTile>(q.op_a == Op::T, q.op_b == Op::T, av, bv, L);
   e = kp.err != cudaSuccess ? kp.err : L.blocks == 0 ? cudaErrorInvalidValue : cudaSuccess;
   if (e == cudaSuccess)
     e = launch_kernel(kp.f, dim3(L.blocks), 256, kp.smem, q.stream, static_cast<const float*>(q.A),
@@ -146,9 +164,34 @@ cudaError_t launch_tiles(const GemmProblem& q, bool av, bool bv) {
   return e != cudaSuccess ? e : ef;
 }
 
+// f(integral_constant<Tile, t>): a call of the template instance for the planned tile.
+template <typename F>
+auto with_tile(Tile t, F&& f) {
+  using std::integral_constant;
+  switch (t) {
+    case Tile::k128x256: return f(integral_constant<Tile, Tile::k128x256>{});
+    case Tile::k64x256: return f(integral_constant<Tile, Tile::k64x256>{});
+    case Tile::k32x256: return f(integral_constant<Tile, Tile::k32x256>{});
+    default: return f(integral_constant<Tile, Tile::k128x128>{});
+  }
+}
+
+constexpr const char* kTileNames[] = {"128x128", "128x256", "64x256", "32x256", nullptr};
+constexpr int kTileCount = 4;
+
+// The tile a ForcePlan on this thread asks for (runtime/plan_choice.h), or null.
+const Tile* forced_tile(Tile* storage) {
+  const int t = forced_plan().tile;
+  if (t < 1 || t > kTileCount) return nullptr;
+  *storage = static_cast<Tile>(t - 1);
+  return storage;
+}
+
 OperandPlan operand_plan(const GemmProblem& p, bool copies) {
+  Tile t;
   return plan_operands(p, rows_aligned(p.A, p.lda, sizeof(float), 16),
-                       rows_aligned(p.B, p.ldb, sizeof(float), 16), current_device_desc(), copies);
+                       rows_aligned(p.B, p.ldb, sizeof(float), 16), current_device_desc(), copies,
+                       forced_tile(&t));
 }
 
 // The copies the plan asks for, enqueued on p.stream; *q becomes the problem the tile kernel runs.
@@ -182,18 +225,19 @@ cudaError_t launch(const GemmProblem& p) {
     q = p;
     e = cudaSuccess;
   }
-  if (e == cudaSuccess) e = pl.wide ? launch_tiles<4>(q, pl.av, pl.bv) : launch_tiles<2>(q, pl.av, pl.bv);
+  if (e == cudaSuccess) e = with_tile(pl.tile, [&](auto t) { return launch_tiles<decltype(t)::value>(q, pl.av, pl.bv); });
   // Stream-ordered: the copies are freed after the kernel that reads them has run.
   const cudaError_t ea = release_aligned_rows(&ra, p.stream);
   const cudaError_t eb = release_aligned_rows(&rb, p.stream);
   return e != cudaSuccess ? e : ea != cudaSuccess ? ea : eb;
 }
 
-template <int kTN>
+template <Tile kTile>
 LaunchConfig config_tiles(const GemmProblem& q, bool av, bool bv) {
   const TilePlan L = plan_tiles(static_cast<int>(q.m), static_cast<int>(q.n),
-                                static_cast<int>(q.k), tile_shape(kTN), current_device_desc());
-  const Picked kp = pick<kTN>(q.op_a == Op::T, q.op_b == Op::T, av, bv, L);
+                                static_cast<int>(q.k), tile_shape(kTile), current_device_desc(),
+                                /*scratch=*/true, forced_plan().splits);
+  const Picked kp = pick<kTile>(q.op_a == Op::T, q.op_b == Op::T, av, bv, L);
   return {reinterpret_cast<const void*>(kp.f), dim3(L.blocks), dim3(256),
           static_cast<size_t>(kp.smem)};
 }
@@ -202,7 +246,33 @@ LaunchConfig config(const GemmProblem& p) {
   const OperandPlan pl = operand_plan(p, true);
   GemmProblem q = p;
   if (pl.transpose_b) q.op_b = Op::N;  // what the tile kernel then runs
-  return pl.wide ? config_tiles<4>(q, pl.av, pl.bv) : config_tiles<2>(q, pl.av, pl.bv);
+  return with_tile(pl.tile, [&](auto t) { return config_tiles<decltype(t)::value>(q, pl.av, pl.bv); });
+}
+
+// The plans gemm-tune may time for p: every tile the planner can take for it, each with the
+// model's splits and with 1, 2, 4, ... 32 (where that many fit the depth); each distinct plan once.
+int variants(const GemmProblem& p, PlanChoice* out, int max) {
+  const DeviceDesc dev = current_device_desc();
+  int n = 0;
+  std::vector<std::pair<int, int>> seen;  // (tile, splits) as planned
+  for (int tile = 1; tile <= kTileCount; ++tile)
+    for (int splits : {0, 1, 2, 4, 8, 16, 32}) {
+      const ForcePlan force({tile, splits});
+      const OperandPlan pl = operand_plan(p, true);
+      if (static_cast<int>(pl.tile) != tile - 1) continue;  // not this problem's to take
+      GemmProblem q = p;
+      if (pl.transpose_b) q.op_b = Op::N;
+      const TilePlan L = plan_tiles(static_cast<int>(q.m), static_cast<int>(q.n),
+                                    static_cast<int>(q.k), tile_shape(pl.tile), dev, true, splits);
+      if (splits > 1 && L.work.splits != splits) continue;  // deeper than the k-tiles allow
+      const std::pair<int, int> planned{tile, L.work.splits};
+      if (std::find(seen.begin(), seen.end(), planned) != seen.end()) continue;
+      if (config(p).kernel == nullptr) continue;  // no kernel instance for this plan
+      seen.push_back(planned);
+      if (n < max) out[n] = PlanChoice{tile, splits};
+      ++n;
+    }
+  return std::min(n, max);
 }
 
 }  // namespace
@@ -213,15 +283,17 @@ extern const KernelDesc kSimtSgemm = {
     .family = "simt",
     .seed = "beyond the seeds (production)",
     .summary = "step 15's pipeline (4-8 stages, 16 B or 4 B copies by layout/alignment) in "
-               "128x256 or 128x128 blocks, ordered split-k for small grids, stream-k tail for a "
-               "badly filled last wave, thin edge strips, misaligned or transposed B copied once "
-               "when cheap",
+               "128x256 or 128x128 blocks (64x256, 32x256 for decode rows), ordered split-k for "
+               "small grids, stream-k tail for a badly filled last wave, thin edge strips, "
+               "misaligned or transposed B copied once when cheap",
     .dtypes = kFP32,
     .min_cc = 80,
     .auto_priority = 100,
     .unsupported = nullptr,
     .launch = launch,
     .config = config,
+    .variants = variants,
+    .tile_names = kTileNames,
 };
 
 }  // namespace gemmlab

@@ -17,16 +17,18 @@
 namespace gemmlab {
 namespace sgemm {
 
-// kTN = 2: 128 x 128 block, 8 x 8 per thread, <= 128 registers so two blocks share an SM.
-// kTN = 4: 128 x 256 block, 8 x 16 per thread (fewer LDS per FFMA), one block per SM.
+// The block tiles (sgemm_plan.h): 128 x 128, 64 x 256 and 32 x 256 at <= 128 registers so two
+// blocks share an SM; 128 x 256 with 8 x 16 per thread (fewer LDS per FFMA), one block per SM.
 // kStages k-tiles in flight: 4, or 8 for the 128 x 256 tile on long k loops, where its one block
 // per SM has the shared memory to spare.
-template <int kTN>
-constexpr int kBlocksPerSm = kTN == 2 ? 2 : 1;
+template <Tile kTile>
+constexpr int kBlocksPerSm = tile_shape(kTile).blocks_per_sm;
 
-template <int kTN, int kStages_ = 4>
+template <Tile kTile, int kStages_ = 4>
 struct Cfg {
-  using WT = simt_wt::WarpTile<kTN>;
+  static constexpr TileShape kShape = tile_shape(kTile);
+  using WT = simt_wt::WarpTile<kShape.tn, kShape.warps_m()>;
+  static_assert(WT::kBM == kShape.bm && WT::kBN == kShape.bn, "the planner's tile");
   static constexpr int kStages = kStages_;
   static constexpr int kStageA = kBK * WT::kLdA, kStageB = kBK * WT::kLdB;  // floats
   static constexpr int kTileSmemBytes =
@@ -38,13 +40,14 @@ struct Cfg {
 
 // One kernel instance: the tile, the transposes, 16-byte loaders for A^T / B, the k loop, the
 // pipeline depth, and whether the grid has a stream-k tail.
-template <int kTN_, bool kAT_, bool kBT_, bool kAVec_, bool kBVec_, Loop kLoop_, int kStages_,
+template <Tile kTile_, bool kAT_, bool kBT_, bool kAVec_, bool kBVec_, Loop kLoop_, int kStages_,
           bool kStreamK_>
 struct Variant {
-  static constexpr int kTN = kTN_, kStages = kStages_;
+  static constexpr Tile kTile = kTile_;
+  static constexpr int kStages = kStages_;
   static constexpr bool kAT = kAT_, kBT = kBT_, kAVec = kAVec_, kBVec = kBVec_, kStreamK = kStreamK_;
   static constexpr Loop kLoop = kLoop_;
-  using C = Cfg<kTN, kStages>;
+  using C = Cfg<kTile, kStages>;
   using WT = typename C::WT;
 };
 
@@ -74,13 +77,13 @@ struct TileLoaders {
 // k_tiles k-tiles through the cp.async pipeline from where the loaders stand, accumulated into
 // acc (not zeroed here); tail_steps != 0 (kSplit only): the last k-tile holds only that many rows.
 // Ends with cp_async_wait<0>: no copy still targets shared memory.
-template <int kTN, Loop kLoop, int kStages, typename Loaders>
+template <Tile kTile, Loop kLoop, int kStages, typename Loaders>
 __device__ __forceinline__ void multiply_k_tiles(Loaders& ld, int k_tiles, int tail_steps,
                                                  float* As, float* Bs,
-                                                 const typename Cfg<kTN, kStages>::WT::Pos& pos,
+                                                 const typename Cfg<kTile, kStages>::WT::Pos& pos,
                                                  bool active,
-                                                 float (&acc)[8][Cfg<kTN, kStages>::WT::kCols]) {
-  using C = Cfg<kTN, kStages>;
+                                                 float (&acc)[8][Cfg<kTile, kStages>::WT::kCols]) {
+  using C = Cfg<kTile, kStages>;
   using WT = typename C::WT;
   auto& la = ld.a;
   auto& lb = ld.b;
@@ -173,7 +176,7 @@ __device__ __forceinline__ void stream_k_block(const float* A, int lda, const fl
       const TileCoord t = main_tile<V>(sk.first_tile + seg.tile, w);
       TileLoaders<V> ld(A, lda, B, ldb, ep, k, t, seg.k_begin);
       WT::zero(acc);
-      multiply_k_tiles<V::kTN, V::kLoop, V::kStages>(ld, seg.k_end - seg.k_begin, 0, As, Bs, pos,
+      multiply_k_tiles<V::kTile, V::kLoop, V::kStages>(ld, seg.k_end - seg.k_begin, 0, As, Bs, pos,
                                                      WT::warp_active(pos, t.row0, t.col0, ep),
                                                      acc);
     }
@@ -196,7 +199,7 @@ __device__ __forceinline__ void stream_k_block(const float* A, int lda, const fl
 // blocks. ep holds the full m, n: main tiles never reach past the main region, so its guards still
 // hold.
 template <class V>
-__global__ void __launch_bounds__(256, kBlocksPerSm<V::kTN>)
+__global__ void __launch_bounds__(256, kBlocksPerSm<V::kTile>)
     sgemm_kernel(const float* A, int lda, const float* B, int ldb, Epilogue ep, int k, TileWork w,
                  Scratch s) {
   using C = typename V::C;
@@ -230,7 +233,7 @@ __global__ void __launch_bounds__(256, kBlocksPerSm<V::kTN>)
   const bool active = WT::warp_active(pos, t.row0, t.col0, ep);
   TileLoaders<V> ld(A, lda, B, ldb, ep, k, t, kt0);
   WT::zero(acc);
-  multiply_k_tiles<V::kTN, V::kLoop, V::kStages>(ld, k_tiles, tail_steps, As, Bs, pos, active, acc);
+  multiply_k_tiles<V::kTile, V::kLoop, V::kStages>(ld, k_tiles, tail_steps, As, Bs, pos, active, acc);
   if (V::kLoop == Loop::kSplit && w.splits > 1) {  // split_k.cuh: publish; the last block sums
     const int tile = block / w.splits;
     if (!WT::reduce_partials(s.tile_parts + static_cast<int64_t>(tile) * w.splits * WT::kPartialFloats,

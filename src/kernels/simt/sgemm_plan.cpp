@@ -25,7 +25,7 @@ bool worth_copying(const GemmProblem& p, int64_t rows, int64_t cols) {
 // GPU unsplit over a long k loop (TT loses with it). Elsewhere the 128 x 128 tile with two blocks
 // per SM hides the 4-byte copies better.
 OperandPlan plan_operands(const GemmProblem& p, bool a_aligned, bool b_aligned,
-                          const DeviceDesc& dev, bool copies) {
+                          const DeviceDesc& dev, bool copies, const Tile* forced) {
   const bool at = p.op_a == Op::T, bt = p.op_b == Op::T;
   OperandPlan pl{};
   pl.transpose_b = copies && bt && worth_copying(p, p.k, p.n);               // the copy: k x n
@@ -35,8 +35,16 @@ OperandPlan plan_operands(const GemmProblem& p, bool a_aligned, bool b_aligned,
   pl.bv = pl.transpose_b || (!bt && (b_aligned || pl.realign_b));
   const bool bt_run = bt && !pl.transpose_b;  // op(B) as the tile kernel sees it
   const bool long_unsplit = p.k >= 64 * kBK && (p.m / 128) * (p.n / 256) >= dev.sms;
-  pl.wide = (!at && !bt_run && pl.bv) ||
-            (long_unsplit && ((!at && bt_run) || (at && !bt_run && pl.av && pl.bv)));
+  const bool wide = (!at && !bt_run && pl.bv) ||
+                    (long_unsplit && ((!at && bt_run) || (at && !bt_run && pl.av && pl.bv)));
+  pl.tile = wide ? Tile::k128x256 : Tile::k128x128;
+  // Decode: few rows, so the 32- and 64-row tiles.
+  if (p.m <= 64) pl.tile = p.m <= 32 ? Tile::k32x256 : Tile::k64x256;
+  if (forced != nullptr && (*forced != Tile::k128x256 || (!at && !bt_run && pl.bv)))
+    pl.tile = *forced;
+  // The decode tiles' A^T takes the 4-byte loader (the 16-byte one needs 64 rows, and A is the
+  // small operand there).
+  if (decode_tile(pl.tile)) pl.realign_a = false, pl.av = false;
   return pl;
 }
 
@@ -48,8 +56,8 @@ OperandPlan plan_operands(const GemmProblem& p, bool a_aligned, bool b_aligned,
 int choose_splits(int m, int n, int k, const TileShape& t, const DeviceDesc& dev) {
   const int per_sm = t.blocks_per_sm, sms = dev.sms;
   const int m_full = m / t.bm, n_full = n / t.bn;
-  const double col_w = (n % t.bn) ? ceil_div(n % t.bn, t.warp_n) / 2.0 : 0.0;
-  const double row_w = (m % t.bm) ? ceil_div(m % t.bm, t.warp_m) / 4.0 : 0.0;
+  const double col_w = (n % t.bn) ? ceil_div(n % t.bn, t.warp_n) / double(t.warps_n()) : 0.0;
+  const double row_w = (m % t.bm) ? ceil_div(m % t.bm, t.warp_m) / double(t.warps_m()) : 0.0;
   int heavy = m_full * n_full;
   double light = 0.0, light_max = 0.0;
   const auto add_partial = [&](int count, double w) {
@@ -95,7 +103,7 @@ namespace {
 // (elsewhere the tail blocks' lost L2 locality costs more than the balance gains).
 StreamK plan_tail(int64_t tiles, int k, const TileShape& t, const DeviceDesc& dev) {
   const int64_t slots = static_cast<int64_t>(dev.sms) * t.blocks_per_sm;
-  if (t.tn != 4 || tiles <= slots || tiles % slots == 0) return {0, 0, 0, 0, 0};
+  if (t.bm != 128 || t.bn != 256 || tiles <= slots || tiles % slots == 0) return {0, 0, 0, 0, 0};
   const int64_t waves = tiles / slots, rem = tiles % slots;
   const double idle = static_cast<double>(slots - rem) / slots / (waves + 1);
   const int kt = ceil_div(k, kBK);
@@ -108,7 +116,7 @@ StreamK plan_tail(int64_t tiles, int k, const TileShape& t, const DeviceDesc& de
 }  // namespace
 
 TilePlan plan_tiles(int m, int n, int k, const TileShape& t, const DeviceDesc& dev,
-                    bool scratch) {
+                    bool scratch, int forced_splits) {
   TilePlan L{};
   TileWork& w = L.work;
   w.sp = strips::make_plan(m, n, k, t.bm, t.bn, 1);
@@ -116,8 +124,10 @@ TilePlan plan_tiles(int m, int n, int k, const TileShape& t, const DeviceDesc& d
   const int64_t tiles = static_cast<int64_t>(L.grid.m_tiles) * L.grid.n_tiles;
   // Splits share the full k-tiles (the last split also takes a partial one).
   const int kt_full = std::max(1, k / kBK);
-  w.per_split = ceil_div(
-      kt_full, tiles > 0 && scratch ? choose_splits(w.sp.m_main, w.sp.n_main, k, t, dev) : 1);
+  const int splits = tiles == 0 || !scratch ? 1
+                     : forced_splits > 0  ? std::min(forced_splits, kMaxSplits)
+                                          : choose_splits(w.sp.m_main, w.sp.n_main, k, t, dev);
+  w.per_split = ceil_div(kt_full, splits);
   w.splits = ceil_div(kt_full, w.per_split);  // every split gets >= 1 k-tile
   // Carrying fragments across k-tiles waits for one more tile up front: long loops only.
   L.deep = w.per_split >= 64;

@@ -22,24 +22,42 @@ constexpr int kGroup = 16;  // tile rows per band of the grouped tile order
 // carried across k-tiles (long loops), or one depth split of several.
 enum class Loop { kPlain, kCarry, kSplit };
 
-// The two block tiles of the warp-tiled micro-kernel (simt/warptile.cuh): tn = 2, 128 x 128 with
-// 8 x 8 per thread and two blocks per SM; tn = 4, 128 x 256 with 8 x 16 per thread, one per SM.
+// The block tiles of the warp-tiled micro-kernel (simt/warptile.cuh), 256 threads each:
+//   128 x 128: warps 4 x 2, 8 x 8 per thread, two blocks per SM;
+//   128 x 256: warps 4 x 2, 8 x 16 per thread, one block per SM;
+//   64 x 256:  warps 2 x 4, 8 x 8 per thread, two blocks per SM (m <= 64);
+//   32 x 256:  warps 1 x 8, 8 x 4 per thread, two blocks per SM (m <= 32).
+// A decode problem (M = 17..64 rows against a big weight matrix) on a 128-row tile computes 2-8
+// times the rows it keeps, on too few tiles to fill the GPU (32 x 4096 x 14336: 16 tiles).
+enum class Tile { k128x128, k128x256, k64x256, k32x256 };
 struct TileShape {
-  int tn, bm, bn, warp_m, warp_n, blocks_per_sm;
+  int tn, bm, bn, warp_m, warp_n, blocks_per_sm;  // tn: 4-wide column sub-tiles per thread
+  constexpr int warps_m() const { return bm / warp_m; }
+  constexpr int warps_n() const { return bn / warp_n; }
 };
-constexpr TileShape tile_shape(int tn) { return {tn, 128, 64 * tn, 32, 32 * tn, tn == 2 ? 2 : 1}; }
+constexpr TileShape tile_shape(Tile t) {
+  switch (t) {
+    case Tile::k128x256: return {4, 128, 256, 32, 128, 1};
+    case Tile::k64x256: return {2, 64, 256, 32, 64, 2};
+    case Tile::k32x256: return {1, 32, 256, 32, 32, 2};
+    default: return {2, 128, 128, 32, 64, 2};
+  }
+}
 
 // Copies made before the tile kernel, and the tile chosen.
 struct OperandPlan {
   bool realign_a, realign_b;  // op(A) = A^T / op(B) = B stored with misaligned rows: copy first
   bool transpose_b;           // op(B) = B^T: copy it transposed and run as op(B) = B
   bool av, bv;                // 16-byte loaders for A^T / B (rows aligned, as given or copied)
-  bool wide;                  // the 128 x 256 tile (tn = 4), else 128 x 128
+  Tile tile;                  // the block tile
 };
 // a_aligned / b_aligned: A / B rows are 16-byte aligned (pointer and ld). copies: whether scratch
 // for copies may be used at all (without it, misaligned rows take the 4-byte loaders).
+// forced: a tile chosen from outside (gemm-tune, the tuning table: runtime/plan_choice.h), taken
+// where its kernel instance exists (the 128 x 256 tile: NN with 16-byte B rows only); null: none.
 OperandPlan plan_operands(const GemmProblem& p, bool a_aligned, bool b_aligned,
-                          const DeviceDesc& dev, bool copies = true);
+                          const DeviceDesc& dev, bool copies = true, const Tile* forced = nullptr);
+constexpr bool decode_tile(Tile t) { return t == Tile::k64x256 || t == Tile::k32x256; }
 // A copy of a rows x cols fp32 operand pays when it is cheap next to the GEMM.
 bool worth_copying(const GemmProblem& p, int64_t rows, int64_t cols);
 
@@ -66,8 +84,9 @@ struct TilePlan {
   int blocks;     // the launch's grid (0: too large)
 };
 // scratch: whether split-k / stream-k scratch may be used (without it: one block per tile).
+// forced_splits > 0: that many depth splits (at most one per full k-tile) instead of the model's.
 TilePlan plan_tiles(int m, int n, int k, const TileShape& t, const DeviceDesc& dev,
-                    bool scratch = true);
+                    bool scratch = true, int forced_splits = 0);
 
 // The split-k scratch of a plan: partials (floats) first, then counters, in the order tiles,
 // stream-k tail tiles, strip blocks. All zero when the plan needs none.

@@ -8,9 +8,12 @@
 // whatever the global layout; the +4 keeps every row 16-byte aligned (float4 reads) and skews the
 // rows for the loaders that write one element per row (transposing stores).
 //
-// 256 threads = 8 warps as 4 (m) x 2 (n). kTN = number of 4-wide column sub-tiles per thread:
+// 256 threads = 8 warps as kWarpsM (m) x 8 / kWarpsM (n); kWarpsM = 4 unless said. kTN = number of
+// 4-wide column sub-tiles per thread:
 //   kTN = 2: thread 8 x 8,  warp 32 x 64,  block 128 x 128 (4 LDS.128 per 64 FFMA)
 //   kTN = 4: thread 8 x 16, warp 32 x 128, block 128 x 256 (6 LDS.128 per 128 FFMA)
+//   kTN = 2, kWarpsM = 2: block 64 x 256; kTN = 1, kWarpsM = 1: thread 8 x 4, block 32 x 256
+//   (simt/sgemm's tiles for decode: M <= 64 and M <= 32 rows)
 // Inside a warp, lanes form 4 (m) x 8 (n): lane_row = lane / 8, lane_col = lane % 8. A thread owns
 // 2 x kTN sub-tiles of 4 x 4:
 //   rows  wm + s*16 + lane_row*4 + i   (s = 0..1, i = 0..3)
@@ -27,12 +30,13 @@
 namespace gemmlab {
 namespace simt_wt {
 
-template <int kTN>
+template <int kTN, int kWarpsM = 4>
 struct WarpTile {
   static constexpr int kThreads = 256;
-  static constexpr int kWarpsM = 4;  // warps along m; 2 along n
+  static constexpr int kWarpsN = 8 / kWarpsM;  // warps along m x along n = the 8 warps
+  static_assert(kWarpsM * kWarpsN == 8, "8 warps");
   static constexpr int kWarpM = 32, kWarpN = 32 * kTN;
-  static constexpr int kBM = kWarpsM * kWarpM, kBN = 2 * kWarpN;
+  static constexpr int kBM = kWarpsM * kWarpM, kBN = kWarpsN * kWarpN;
   static constexpr int kCols = 4 * kTN;  // outputs per thread along n
   // Shared row strides (floats): 16-byte aligned rows, skewed by 4 banks for transposing stores.
   static constexpr int kLdA = kBM + 4, kLdB = kBN + 4;

@@ -1,0 +1,54 @@
+// The tuning table: what gemm-tune measured best on a GPU, per shape class, compiled into the
+// library from src/registry/tuning/*.json (one file per device, written by gemm-tune). `auto`
+// looks a problem up here first and falls back to the kernels' priorities and planners where
+// the table has no entry for the device or the class. GEMMLAB_TUNING=0 in the environment turns
+// the table off (for comparisons).
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+
+#include "registry/registry.h"
+
+namespace gemmlab {
+
+// A shape class: ceil(log2(extent)) of m, n and k (1 -> 0, 2 -> 1, 17..32 -> 5, 4096 -> 12), with
+// the dtype and the transposes.
+int extent_class(int64_t x);
+
+struct TuningEntry {
+  const char* device;  // cudaDeviceProp::name of the GPU it was measured on
+  int sms;             // its multiprocessor count
+  Precision precision;
+  Op op_a, op_b;
+  int m_class, n_class, k_class;
+  const char* kernel;  // registry name
+  PlanChoice choice;   // the plan forced on it (all 0: its own planner)
+};
+
+// The entry of table[0, count) for p on a device called `device` with `sms` multiprocessors, or
+// null: single problems (batch 1) only; the first match wins.
+const TuningEntry* find_tuning(const TuningEntry* table, size_t count, std::string_view device,
+                               int sms, const GemmProblem& p);
+
+// The compiled-in table (generated at build time from src/registry/tuning/*.json).
+const TuningEntry* tuning_table(size_t* count);
+
+// Whether `auto` reads the table: GEMMLAB_TUNING is unset or not "0" (read once), and no
+// TuningOff lives on this thread.
+bool tuning_enabled();
+
+// While one lives, `auto` on this thread ignores the table: the kernels' priorities and planners
+// alone (tests of the planners' own choices, gemm-tune's baseline).
+class TuningOff {
+ public:
+  TuningOff();
+  ~TuningOff();
+  TuningOff(const TuningOff&) = delete;
+  TuningOff& operator=(const TuningOff&) = delete;
+
+ private:
+  bool previous_;
+};
+
+}  // namespace gemmlab

@@ -1,0 +1,174 @@
+// The tuning table on the CPU: shape classes and the lookup `auto` makes (registry/tuning.h),
+// gemm-tune's choice from a run with --variants (gemm-bench/tune.h), the table file it writes and
+// its merge with an earlier one, and the compiled-in table's entries naming real kernels.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "gemm-bench/report.h"
+#include "gemm-bench/runner.h"
+#include "gemm-bench/schema.h"
+#include "gemm-bench/tune.h"
+#include "registry/registry.h"
+#include "registry/tuning.h"
+
+namespace gemmlab {
+namespace {
+
+TEST(Tuning, ExtentClassIsCeilLog2) {
+  EXPECT_EQ(extent_class(1), 0);
+  EXPECT_EQ(extent_class(2), 1);
+  EXPECT_EQ(extent_class(17), 5);
+  EXPECT_EQ(extent_class(32), 5);
+  EXPECT_EQ(extent_class(33), 6);
+  EXPECT_EQ(extent_class(4096), 12);
+  EXPECT_EQ(extent_class(14336), 14);
+  EXPECT_EQ(extent_class(int64_t{1} << 40), 40);
+}
+
+TEST(Tuning, LookupMatchesDeviceClassDtypeAndTransposes) {
+  const TuningEntry table[] = {
+      {"GPU A", 132, Precision::FP32, Op::N, Op::T, 5, 12, 12, "simt/sgemm", {4, 8}},
+      {"GPU A", 132, Precision::FP32, Op::N, Op::N, 5, 12, 12, "simt/sgemm", {3, 0}},
+      {"GPU B", 132, Precision::FP32, Op::N, Op::N, 5, 12, 12, "gemv/small_m", {}},
+  };
+  GemmProblem p;
+  p.precision = Precision::FP32, p.m = 20, p.n = 4000, p.k = 4096, p.op_a = Op::N, p.op_b = Op::T;
+  const TuningEntry* e = find_tuning(table, 3, "GPU A", 132, p);
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e, &table[0]);
+  p.op_b = Op::N;
+  EXPECT_EQ(find_tuning(table, 3, "GPU A", 132, p), &table[1]);
+  EXPECT_EQ(find_tuning(table, 3, "GPU B", 132, p), &table[2]);
+  EXPECT_EQ(find_tuning(table, 3, "GPU B", 114, p), nullptr) << "another SM count: no entry";
+  EXPECT_EQ(find_tuning(table, 3, "GPU C", 132, p), nullptr);
+  p.m = 33;  // class 6
+  EXPECT_EQ(find_tuning(table, 3, "GPU A", 132, p), nullptr);
+  p.m = 32, p.precision = Precision::TF32;
+  EXPECT_EQ(find_tuning(table, 3, "GPU A", 132, p), nullptr);
+  p.precision = Precision::FP32, p.batch = 2;
+  EXPECT_EQ(find_tuning(table, 3, "GPU A", 132, p), nullptr) << "batches keep the planners";
+  EXPECT_EQ(find_tuning(nullptr, 0, "GPU A", 132, p), nullptr);
+}
+
+// Every compiled-in entry names a registry kernel that takes its dtype, and a plan it offers.
+TEST(Tuning, CompiledTableNamesRealKernels) {
+  size_t count = 0;
+  const TuningEntry* t = tuning_table(&count);
+  for (size_t i = 0; i < count; ++i) {
+    SCOPED_TRACE(t[i].kernel);
+    const KernelDesc* k = find_kernel(t[i].kernel);
+    ASSERT_NE(k, nullptr);
+    EXPECT_TRUE(k->dtypes & dtype_bit(t[i].precision));
+    EXPECT_GT(t[i].sms, 0);
+    if (t[i].choice.tile != 0) {
+      ASSERT_NE(k->tile_names, nullptr);
+      int tiles = 0;
+      while (k->tile_names[tiles] != nullptr) ++tiles;
+      EXPECT_LE(t[i].choice.tile, tiles);
+    }
+    if (t[i].choice.any()) EXPECT_NE(k->variants, nullptr);
+  }
+}
+
+}  // namespace
+}  // namespace gemmlab
+
+namespace gemmbench {
+namespace {
+
+Row row(const std::string& kernel, int64_t m, double ms, const std::string& plan = "",
+        gemmlab::PlanChoice choice = {}) {
+  Row r;
+  r.kernel = kernel, r.shape = Shape{m, 4096, 4096, 1}, r.trans = "NT";
+  r.ms_median = ms, r.tflops = 2.0 * m * 4096 * 4096 / ms / 1e9;
+  r.checked = true, r.pass = true;
+  r.plan = plan, r.choice = choice;
+  if (kernel == "auto") r.auto_kernel = "simt/sgemm";
+  return r;
+}
+
+Report report_of(std::vector<Row> rows) {
+  Report r;
+  r.device.name = "GPU A", r.device.sms = 132, r.date = "2026-11-23T00:00:00Z";
+  r.rows = std::move(rows);
+  return r;
+}
+
+TEST(GemmTune, PicksTheFastestCheckedVariantWhereItBeatsAuto) {
+  Report r = report_of({
+      // 32 x 4096 x 4096: a variant 20% faster than auto -> an entry.
+      row("cublas", 32, 0.05), row("auto", 32, 0.06), row("simt/sgemm", 32, 0.06),
+      row("simt/sgemm", 32, 0.05, "32x256/s8", {4, 8}),
+      row("simt/sgemm", 32, 0.04, "32x256/s16", {4, 16}),
+      // 64 x 4096 x 4096: the best is 1% faster than auto -> none.
+      row("cublas", 64, 0.05), row("auto", 64, 0.060), row("simt/sgemm", 64, 0.0595, "64x256/s4", {3, 4}),
+  });
+  r.rows[4].pass = false;  // the fastest failed its check: never chosen
+  const std::vector<TuneEntry> e = choose_tuning(r);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].shape.m, 32);
+  EXPECT_EQ(e[0].kernel, "simt/sgemm");
+  EXPECT_EQ(e[0].plan, "32x256/s8");
+  EXPECT_EQ(e[0].choice, (gemmlab::PlanChoice{4, 8}));
+  EXPECT_EQ(e[0].m_class, 5);
+  EXPECT_EQ(e[0].k_class, 12);
+  EXPECT_DOUBLE_EQ(e[0].auto_ms, 0.06);
+  EXPECT_DOUBLE_EQ(e[0].cublas_ms, 0.05);
+}
+
+TEST(GemmTune, OneEntryPerClassTheLargestProblems) {
+  Report r = report_of({row("auto", 20, 0.06), row("simt/sgemm", 20, 0.03, "32x256/s4", {4, 4}),
+                        row("auto", 32, 0.06), row("simt/sgemm", 32, 0.03, "32x256/s8", {4, 8})});
+  const std::vector<TuneEntry> e = choose_tuning(r);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].shape.m, 32);
+}
+
+TEST(GemmTune, TableMergesWithAnEarlierOne) {
+  Report r = report_of({row("auto", 32, 0.06), row("simt/sgemm", 32, 0.03, "32x256/s8", {4, 8}),
+                        row("auto", 64, 0.06), row("simt/sgemm", 64, 0.06)});
+  const nlohmann::json previous = {
+      {"device", "GPU A"},
+      {"sms", 132},
+      {"entries",
+       {{{"dtype", "fp32"}, {"trans", "NT"}, {"class", {6, 12, 12}}, {"kernel", "old"}},  // measured again
+        {{"dtype", "fp32"}, {"trans", "NN"}, {"class", {6, 12, 12}}, {"kernel", "kept"}}}}};
+  const nlohmann::json j = tuning_json(r, choose_tuning(r), "gemm-tune --test", &previous);
+  EXPECT_EQ(j["tool"], "gemm-tune");
+  EXPECT_EQ(j["device"], "GPU A");
+  EXPECT_EQ(j["sms"], 132);
+  ASSERT_EQ(j["entries"].size(), 2u);
+  std::vector<std::string> kernels;
+  for (const auto& e : j["entries"]) kernels.push_back(e["kernel"]);
+  EXPECT_NE(std::find(kernels.begin(), kernels.end(), "kept"), kernels.end());
+  EXPECT_NE(std::find(kernels.begin(), kernels.end(), "simt/sgemm"), kernels.end());
+  EXPECT_EQ(std::find(kernels.begin(), kernels.end(), "old"), kernels.end())
+      << "a class this run measured is decided by this run";
+  for (const auto& e : j["entries"])
+    if (e["kernel"] == "simt/sgemm") {
+      EXPECT_EQ(e["tile"], 4);
+      EXPECT_EQ(e["splits"], 8);
+      EXPECT_EQ(e["class"], nlohmann::json({5, 12, 12}));
+    }
+}
+
+// A --variants row in the report: its plan in the JSON (the schema knows it), the summaries leave
+// it out.
+TEST(GemmTune, VariantRowsValidateAndStayOutOfTheSummary) {
+  Report r = report_of({row("cublas", 32, 0.05), row("simt/sgemm", 32, 0.06),
+                        row("simt/sgemm", 32, 0.01, "32x256/s8", {4, 8})});
+  r.rows[0].pct_cublas = 100;
+  const nlohmann::json j = to_json(r);
+  EXPECT_EQ(j["rows"][2]["plan"]["label"], "32x256/s8");
+  EXPECT_EQ(j["rows"][2]["plan"]["splits"], 8);
+  EXPECT_TRUE(validate_json(j, bench_schema()).empty()) << validate_json(j, bench_schema()).front();
+  const std::vector<DtypeSummary> s = suite_summary(r);
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_NEAR(s[0].worst_ratio, 0.05 / 0.06, 1e-9) << "the forced variant is not a kernel a call runs";
+}
+
+}  // namespace
+}  // namespace gemmbench

@@ -1,0 +1,39 @@
+// gemm-tune's choice (tools/gemm-tune): from a gemm-bench run with --variants, the kernel and plan
+// variant that ran each problem fastest, as entries of the tuning table `auto` reads
+// (src/registry/tuning.h, src/registry/tuning/*.json). Plain functions of a Report: unit-tested.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gemm-bench/runner.h"
+
+namespace gemmbench {
+
+struct TuneEntry {
+  gemmlab::Precision dtype = gemmlab::Precision::FP32;
+  std::string trans;
+  Shape shape{};
+  int m_class = 0, n_class = 0, k_class = 0;  // registry/tuning.h's extent_class
+  std::string kernel;                         // registry name
+  gemmlab::PlanChoice choice;                 // all 0: the kernel's own planner
+  std::string plan;                           // the choice's label ("" for the planner's)
+  double ms = 0, auto_ms = 0, cublas_ms = 0;  // medians of the same run
+  std::string auto_kernel;                    // what `auto` ran there
+};
+
+// Per problem of the plain call (f32 D, no bias or activation, batch 1): the fastest row that
+// passed its fp64 check among the registry kernels and their --variants rows. Kept where it
+// runs more than `margin` faster than the problem's "auto" row (elsewhere `auto` already does as
+// well); one entry per shape class: where several problems fall in one, the largest one's.
+std::vector<TuneEntry> choose_tuning(const Report& r, double margin = 0.03);
+
+// The table file: {"tool", "device", "sms", "date", "command", "entries": [...]}, entries sorted
+// by dtype, transposes and class. `previous`: an earlier table of the same device (or null); its
+// entries of classes this run did not cover are kept.
+nlohmann::json tuning_json(const Report& r, const std::vector<TuneEntry>& entries,
+                           const std::string& command, const nlohmann::json* previous = nullptr);
+
+}  // namespace gemmbench

@@ -1,0 +1,96 @@
+// gemm-tune: times every eligible kernel and plan variant (tile, depth splits) over a grid of
+// shapes on this GPU, against `auto` without a table and cuBLAS, and writes the tuning table
+// `auto` reads (src/registry/tuning.h): the best kernel and plan per shape class where it beats
+// the planners by more than 3%. Takes gemm-bench's options (--suite, --sizes, --dtype, --trans,
+// --kernels, ...); the kernels default to `auto` and every kernel `auto` may pick.
+//   gemm-tune --suite decode --dtype fp32 --trans NN,NT --table src/registry/tuning/h100.json
+// An existing table of the same device is merged: classes this run measured are replaced, the
+// others kept. Rebuild the library to compile the table in.
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "gemm-bench/bandwidth.h"
+#include "gemm-bench/options.h"
+#include "gemm-bench/report.h"
+#include "gemm-bench/runner.h"
+#include "gemm-bench/tune.h"
+
+int main(int argc, char** argv) {
+  using namespace gemmbench;
+  // `auto` must be the planners' own: the table being written must not steer it.
+  setenv("GEMMLAB_TUNING", "0", 1);
+  std::string table = "tuning.json", command = "gemm-tune";
+  std::vector<const char*> args{argv[0]};
+  bool kernels_given = false;
+  for (int i = 1; i < argc; ++i) {
+    command += std::string(" ") + argv[i];
+    if (std::strcmp(argv[i], "--table") == 0 && i + 1 < argc) {
+      table = argv[++i];
+      command += std::string(" ") + argv[i];
+      continue;
+    }
+    if (std::strcmp(argv[i], "--kernels") == 0 || std::strcmp(argv[i], "-k") == 0)
+      kernels_given = true;
+    args.push_back(argv[i]);
+  }
+  Options opt;
+  std::string message;
+  if (const int code = parse_options(static_cast<int>(args.size()), args.data(), &opt, &message);
+      code >= 0) {
+    (code == 0 ? std::cout : std::cerr)
+        << message << (code == 0 ? "\ngemm-tune: also --table PATH (default tuning.json)\n" : "\n");
+    return code;
+  }
+  if (!kernels_given) {
+    opt.kernels = {"auto"};
+    for (const gemmlab::KernelDesc& k : gemmlab::all_kernels())
+      if (k.auto_priority > 0) opt.kernels.push_back(k.name);
+  }
+  opt.variants = true;
+  DeviceInfo dev = query_device();
+  if (!dev.present) {
+    std::cerr << "gemm-tune: no CUDA device available (" << dev.error << ")\n";
+    return 3;
+  }
+  dev.read_bandwidth_gbs = measure_read_bandwidth_gbs();
+  const Report report = run_gpu_bench(opt, dev);
+  print_table(std::cout, report);
+  print_summary(std::cout, report);
+  if (!opt.json_path.empty()) {  // the whole run, variants included (gemm-bench's report format)
+    std::ofstream f(opt.json_path);
+    f << to_json(report).dump(1) << "\n";
+  }
+
+  nlohmann::json previous;
+  bool have_previous = false;
+  if (std::ifstream in(table); in) {
+    try {
+      in >> previous;
+      have_previous = previous.value("device", "") == dev.name && previous.value("sms", 0) == dev.sms;
+    } catch (const std::exception& e) {
+      std::cerr << "gemm-tune: " << table << " is not a table (" << e.what() << "): overwritten\n";
+    }
+  }
+  const std::vector<TuneEntry> entries = choose_tuning(report);
+  const nlohmann::json j = tuning_json(report, entries, command, have_previous ? &previous : nullptr);
+  std::ofstream out(table);
+  out << j.dump(1) << "\n";
+  if (!out) {
+    std::cerr << "gemm-tune: could not write " << table << "\n";
+    return 1;
+  }
+  std::cout << "\ngemm-tune: " << entries.size() << " class(es) where a kernel or plan beat auto by "
+            << "more than 3%; " << j["entries"].size() << " entries in " << table << "\n";
+  for (const TuneEntry& e : entries)
+    std::cout << "  " << gemmlab::precision_name(e.dtype) << " " << e.trans << " "
+              << shape_text(e.shape) << "  " << e.kernel << (e.plan.empty() ? "" : "[" + e.plan + "]")
+              << "  " << e.ms << " ms (auto " << e.auto_kernel << " " << e.auto_ms << " ms, cuBLAS "
+              << e.cublas_ms << " ms)\n";
+  for (const Row& r : report.rows)
+    if ((r.checked && !r.pass) || r.status.rfind("error", 0) == 0) return 4;
+  return 0;
+}
