@@ -196,9 +196,24 @@ Status current_device_cc(int* dev, int* cc) {
 
 // The device-side checks (validate_host already passed); on success *cc holds the device's
 // compute capability.
+namespace {
+thread_local bool t_trusted_pointers = false;
+}  // namespace
+
+TrustedPointers::TrustedPointers() : previous_(t_trusted_pointers) { t_trusted_pointers = true; }
+TrustedPointers::~TrustedPointers() { t_trusted_pointers = previous_; }
+
+Status check_device_memory(const char* name, const void* ptr) {
+  int dev = 0;
+  if (cudaError_t e = current_device(&dev); e != cudaSuccess)
+    return fail(Status::CudaError, "%s", cudaGetErrorString(e));
+  return check_device_pointer(name, ptr, dev);
+}
+
 Status validate_device(const GemmProblem& p, bool product, int* cc) {
   int dev = 0;
   if (Status s = current_device_cc(&dev, cc); s != Status::Success) return s;
+  if (t_trusted_pointers) return ok();
   if (product) {
     if (Status s = check_device_pointer("A", p.A, dev); s != Status::Success) return s;
     if (Status s = check_device_pointer("B", p.B, dev); s != Status::Success) return s;

@@ -20,5 +20,24 @@ Status current_device_cc(int* dev, int* cc);
 // *cc holds the device's compute capability. product: A and B are read.
 Status validate_device(const GemmProblem& p, bool product, int* cc);
 
+// ptr must be device (or managed) memory of the current device (NotDevicePointer, WrongDevice).
+Status check_device_memory(const char* name, const void* ptr);
+
+// While one lives, validate_device leaves out its pointer queries on this thread. For calls from
+// inside the library whose operands were checked already or are gemmlab's own scratch:
+// gemmlab_dist's pieces read the gathered A and write the partials in scratch, which under graph
+// capture is a graph allocation that cudaPointerGetAttributes cannot see (it reports it as host
+// memory until the graph runs).
+class TrustedPointers {
+ public:
+  TrustedPointers();
+  ~TrustedPointers();
+  TrustedPointers(const TrustedPointers&) = delete;
+  TrustedPointers& operator=(const TrustedPointers&) = delete;
+
+ private:
+  bool previous_;
+};
+
 }  // namespace api
 }  // namespace gemmlab

@@ -10,6 +10,7 @@
 #include <nccl.h>
 
 #include "api/status.h"
+#include "api/validate.h"
 #include "dist/comm.h"
 #include "dist/plan.h"
 #include "dist/reduce.h"
@@ -160,6 +161,9 @@ Status alloc(void** ptr, size_t bytes, cudaStream_t stream) {
 // kernel take fewer tiles instead of finishing late with a fixed list.
 Status enqueue_gemm(const GemmDesc& p, const char* kernel, int sm_margin, cudaStream_t stream) {
   if (p.m == 0) return ok();
+  // The caller's operands were checked (check_pieces); the gathered A and the partials are
+  // scratch, a graph allocation under capture that the pointer query cannot see.
+  api::TrustedPointers trusted;
   NoDepthSplit no_split;
   ReserveSms reserve(sm_margin);
   DynamicTiles dynamic;
@@ -215,6 +219,8 @@ Status all_gather_gemm(const GemmDesc& d, ncclComm_t comm, cudaStream_t stream,
   for (const Piece& p : sched)  // A stands in for the gathered buffer: the same row alignment
     pieces.push_back(with_output_rows(piece_desc(d, d.A, 0, p.rows.size), p.rows.begin));
   if (Status s = check_pieces(pieces, kernel); s != Status::Success) return s;
+  if (a_full != nullptr)
+    if (Status s = api::check_device_memory("a_full", a_full); s != Status::Success) return s;
   const Key key{kMagic, kAllGather, d.m, d.k, static_cast<int64_t>(d.precision), 0, chunks, d.k};
   if (Status s = check_shapes(*st, comm, key, o.check_always, stream); s != Status::Success) return s;
 
