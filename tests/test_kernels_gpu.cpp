@@ -302,13 +302,15 @@ TEST(LargeShapes, Wgmma03DecodeStreamK) {
           check_kernel({prec, Shape{m, pad ? 4000 : 4096, 4096}, Op::N, b, pad, pad == 0}, kName);
 }
 
-// gemv/small_m (m <= 16): both layouts of B (n x k for op T, k x n for op N), depths that are not
-// a multiple of its passes or slices, long depths split over blocks, 16-byte and misaligned rows,
-// every dtype; checked against fp64 like every kernel.
+// gemv/small_m (m <= 16, or n <= 16 swapped: C^T = op(B)^T op(A)^T): both layouts of B (n x k for
+// op T, k x n for op N), depths that are not a multiple of its passes or slices, long depths split
+// over blocks, 16-byte and misaligned rows, every dtype; the swapped shapes write C's columns (a
+// 1-column C, 16 columns, 3 columns of 5000 rows); checked against fp64 like every kernel.
 TEST(LargeShapes, GemvSmallM) {
   GEMMLAB_REQUIRE_GPU();
   const Shape shapes[] = {{1, 4096, 4096}, {3, 4097, 1000}, {8, 33, 20000}, {5, 1, 3},
-                          {2, 300, 257},   {16, 1000, 4100}, {9, 130, 4099}};
+                          {2, 300, 257},   {16, 1000, 4100}, {9, 130, 4099}, {4096, 1, 4096},
+                          {1000, 16, 4100}, {5000, 3, 257},  {33, 9, 20000}};
   for (Precision prec : {Precision::FP32, Precision::TF32, Precision::BF16, Precision::FP16})
     for (const Shape& shape : shapes)
       for (Op a : {Op::N, Op::T})

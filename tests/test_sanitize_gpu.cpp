@@ -75,6 +75,8 @@ TEST(Sanitize, ScratchPaths) {
               {"gemv/small_m", spec(P::BF16, 1, 4096, 4096, Op::N, Op::T)},  // depth split, k-contig
               {"gemv/small_m", spec(P::FP32, 3, 300, 5000)},                 // n-contig, split
               {"gemv/small_m", spec(P::FP16, 8, 33, 41, Op::T, Op::T)},      // edge, no split
+              {"gemv/small_m", spec(P::FP32, 4096, 3, 4096, Op::N, Op::N)},  // swapped, split
+              {"gemv/small_m", spec(P::BF16, 300, 16, 41, Op::T, Op::T)},    // swapped, edge
               {"gemv/mma", spec(P::BF16, 1, 4096, 4096, Op::N, Op::T)},      // k-contig, no split
               {"gemv/mma", spec(P::BF16, 9, 1000, 4100)},                    // n-contig, split
               {"gemv/mma", spec(P::FP16, 32, 33, 41, Op::T, Op::T)},         // edge, 4 tiles

@@ -14,11 +14,13 @@
 // rows of B along k and reduces across lanes) and n-contiguous (op(B) = B: lanes read along a row
 // of B, the 8 warps take interleaved rows and are summed in a fixed order). TF32 inputs are
 // multiplied in full fp32 (more accurate than tf32, as fast: this kernel is memory bound).
+// A skinny C (n <= 16 < m) runs swapped, C^T = op(B)^T op(A)^T: op(A) streamed, op(B)^T staged.
 // Seed: beyond the seeds (issue: decode shapes).
 // Measured (H100 SXM, docs/results/h100-decode.md, cuBLAS in the same run): fp32 NT M = 1..8 at
 // 4096 x 4096 0.9-5.5 TFLOP/s (103-118%), fp32 NN M = 2..4 1.5-2.8 (160-166%); bf16 NT M = 1
 // 1.2 (77%): 16-bit decode is not yet at cuBLAS, and wgmma/03's one-row stream-k now beats this
-// kernel there on Hopper (docs/history.md).
+// kernel there on Hopper (docs/history.md). Swapped: fp32 8192 x 1..8 x 8192 118-246% of cuBLAS
+// (h100-suite-skinny.md).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -47,6 +49,7 @@ struct Args {
   float* parts;                    // split partials (splits > 1)
   unsigned long long* counters;
   unsigned long long tag;
+  bool swapped;                    // computing C^T (gemv_finish): a skinny C, n <= 16
 };
 
 __device__ __forceinline__ float to_float(float x) { return x; }
@@ -190,7 +193,7 @@ __global__ void __launch_bounds__(kThreads, 2) gemv_kcontig(const T* A, int lda,
       for (int j = 0; j < 4; ++j) buf[r * 32 + warp * 4 + j] = acc[r][j];
   __syncthreads();
   gemv_finish<kThreads>(buf, kRows, a.cols, ep, SplitWorkspace{a.parts, a.counters, a.tag},
-                        a.splits, tile, split, col0, a.splits);
+                        a.splits, tile, split, col0, a.splits, a.swapped);
 }
 
 // B stored k x n (n contiguous): lane l owns columns col0 + V l .. + V - 1; warp w takes the rows
@@ -253,7 +256,7 @@ __global__ void __launch_bounds__(kThreads, 2) gemv_ncontig(const T* A, int lda,
     __syncthreads();
   }
   gemv_finish<kThreads>(buf, kRows, a.cols, ep, SplitWorkspace{a.parts, a.counters, a.tag},
-                        a.splits, tile, split, col0, a.splits);
+                        a.splits, tile, split, col0, a.splits, a.swapped);
 }
 
 using KernelFn = void (*)(const void*, int, bool, const void*, int, Epilogue, Args);
@@ -295,20 +298,37 @@ gemv_plan::Plan plan_of(const GemmProblem& p, bool scratch) {
                          scratch);
 }
 
+// A skinny C (n <= 16 < m: a matrix times a few vectors) runs swapped: C^T = op(B)^T op(A)^T,
+// op(A) streamed as the kernel's B and op(B)^T staged as its few rows of A; the stores go back to
+// C's (row, column) (gemv_finish). Only the operands trade places: C, D, bias are C's.
+bool runs_swapped(const GemmProblem& p) { return p.m > gemv_plan::kMaxM && p.n <= gemv_plan::kMaxM; }
+
+GemmProblem kernel_view(const GemmProblem& p) {
+  if (!runs_swapped(p)) return p;
+  GemmProblem q = p;
+  q.m = p.n, q.n = p.m;
+  q.A = p.B, q.lda = p.ldb, q.op_a = p.op_b == Op::N ? Op::T : Op::N;
+  q.B = p.A, q.ldb = p.lda, q.op_b = p.op_a == Op::N ? Op::T : Op::N;
+  return q;
+}
+
 const char* unsupported(const GemmProblem& p) {
-  if (p.m > gemv_plan::kMaxM) return "needs m <= 16 (a GEMV-class kernel)";
+  if (p.m > gemv_plan::kMaxM && p.n > gemv_plan::kMaxM)
+    return "needs m <= 16 or n <= 16 (a GEMV-class kernel)";
   // Operand offsets are 64-bit; the leading dimensions travel as int.
   if (p.lda > INT32_MAX || p.ldb > INT32_MAX) return "needs lda, ldb < 2^31";
   return nullptr;
 }
 
-LaunchConfig config(const GemmProblem& p) {
+LaunchConfig config(const GemmProblem& problem) {
+  const GemmProblem p = kernel_view(problem);
   const gemv_plan::Plan pl = plan_of(p, true);
   return {reinterpret_cast<const void*>(pick(pl, p.precision)), dim3(pl.blocks()),
           dim3(kThreads), static_cast<size_t>(pl.rows) * pl.k_slice * sizeof(float)};
 }
 
-cudaError_t launch(const GemmProblem& p) {
+cudaError_t launch(const GemmProblem& problem) {
+  const GemmProblem p = kernel_view(problem);
   gemv_plan::Plan pl = plan_of(p, true);
   void* buf = nullptr;
   const size_t bytes = gemv_plan::scratch_bytes(pl);
@@ -317,7 +337,7 @@ cudaError_t launch(const GemmProblem& p) {
     pl = plan_of(p, false);  // no scratch: one block per column tile over the whole depth
   }
   Args a{static_cast<int>(p.k), pl.splits > 1 ? pl.k_slice : static_cast<int>(p.k), pl.k_slice,
-         pl.splits, pl.cols, nullptr, nullptr, 0};
+         pl.splits, pl.cols, nullptr, nullptr, 0, runs_swapped(problem)};
   if (buf != nullptr) {
     a.parts = static_cast<float*>(buf);
     a.counters = reinterpret_cast<unsigned long long*>(
@@ -328,7 +348,7 @@ cudaError_t launch(const GemmProblem& p) {
   const size_t smem = static_cast<size_t>(pl.rows) * pl.k_slice * sizeof(float);
   const cudaError_t e = launch_kernel(f, dim3(pl.blocks()), kThreads, smem, p.stream, p.A,
                                       static_cast<int>(p.lda), p.op_a == Op::T, p.B,
-                                      static_cast<int>(p.ldb), make_epilogue(p), a);
+                                      static_cast<int>(p.ldb), make_epilogue(p), a);  // p: C's extents swapped
   const cudaError_t ef = workspace_free(buf, p.stream);
   return e != cudaSuccess ? e : ef;
 }
@@ -343,7 +363,7 @@ cudaError_t launch(const GemmProblem& p) {
 // (shallow k) and on GPUs without wgmma.
 int auto_priority(const GemmProblem& p) {
   const bool wide = p.precision == Precision::FP32 || p.precision == Precision::TF32;
-  if (wide) return p.m <= gemv_plan::kMaxM ? 300 : 0;
+  if (wide) return p.m <= gemv_plan::kMaxM || runs_swapped(p) ? 300 : 0;
   return p.m <= 2 && p.op_b == Op::T ? 150 : 0;
 }
 
@@ -354,8 +374,9 @@ extern const KernelDesc kGemvSmallM = {
     .step = 1,
     .family = "gemv",
     .seed = "beyond the seeds",
-    .summary = "m <= 16: B streamed once with 16-byte loads (k- or n-contiguous), op(A) staged in "
-               "shared memory, depth split over blocks and summed in order by the last one",
+    .summary = "m <= 16 (or n <= 16, swapped): B streamed once with 16-byte loads (k- or "
+               "n-contiguous), op(A) staged in shared memory, depth split over blocks and summed "
+               "in order by the last one",
     .dtypes = kFP32 | kTF32 | kBF16 | kFP16,
     .min_cc = 80,
     .auto_priority = 300,
