@@ -246,6 +246,37 @@ TEST(SgemmPlan, DecodeRowsTakeTheNarrowTilesAndFillTheGpu) {
             sgemm::Tile::k128x256);
 }
 
+// gemv/small_m's swapped view of a skinny C (n <= 16 < m): the operands trade places with
+// flipped ops and their own leading dimensions; C, D and the epilogue stay C's; a problem with
+// few rows, or neither few rows nor few columns, is left as it is.
+TEST(GemvPlan, SkinnyCRunsSwapped) {
+  GemmProblem p = problem({4096, 3, 1000}, Op::N, Op::T);
+  int a = 0, b = 0, d = 0;
+  p.A = &a, p.B = &b, p.D = &d, p.lda = 1000, p.ldb = 1001, p.ldd = 5, p.bias = &d;
+  ASSERT_TRUE(gemv_plan::runs_swapped(p));
+  const GemmProblem q = gemv_plan::kernel_view(p);
+  EXPECT_EQ(q.m, 3);
+  EXPECT_EQ(q.n, 4096);
+  EXPECT_EQ(q.k, 1000);
+  EXPECT_EQ(q.A, p.B);
+  EXPECT_EQ(q.lda, 1001);
+  EXPECT_EQ(q.op_a, Op::N) << "op(B) = B^T: op(B)^T is B, stored n x k";
+  EXPECT_EQ(q.B, p.A);
+  EXPECT_EQ(q.ldb, 1000);
+  EXPECT_EQ(q.op_b, Op::T) << "op(A) = A, stored m x k: the kernel's k-contiguous B";
+  EXPECT_EQ(q.D, p.D);
+  EXPECT_EQ(q.ldd, 5);
+  EXPECT_EQ(q.bias, p.bias);
+  p.op_a = Op::T, p.op_b = Op::N;
+  EXPECT_EQ(gemv_plan::kernel_view(p).op_a, Op::T);
+  EXPECT_EQ(gemv_plan::kernel_view(p).op_b, Op::N);
+  for (const Dims& keep : {Dims{16, 3, 100}, Dims{8, 4096, 100}, Dims{17, 17, 100}}) {
+    const GemmProblem r = problem(keep);
+    EXPECT_FALSE(gemv_plan::runs_swapped(r));
+    EXPECT_EQ(gemv_plan::kernel_view(r).m, keep.m);
+  }
+}
+
 TEST(WgmmaPlan, PersistentGridAndStreamK) {
   for (const DeviceDesc& dev : {kH100, kA100})
     for (const Dims& d : shapes())

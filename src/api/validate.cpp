@@ -200,8 +200,7 @@ namespace {
 thread_local bool t_trusted_pointers = false;
 }  // namespace
 
-TrustedPointers::TrustedPointers() : previous_(t_trusted_pointers) { t_trusted_pointers = true; }
-TrustedPointers::~TrustedPointers() { t_trusted_pointers = previous_; }
+TrustedPointers::TrustedPointers() : scope_(t_trusted_pointers, true) {}
 
 Status check_device_memory(const char* name, const void* ptr) {
   int dev = 0;

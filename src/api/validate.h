@@ -1,6 +1,7 @@
 // The API's argument checks, shared by its entry points (api/gemm.cpp). Each returns
 // Status::Success or records the status and its message (api/status.h) and returns it.
 #pragma once
+#include "runtime/scoped_value.h"
 
 #include "gemmlab/gemmlab.h"
 #include "registry/registry.h"
@@ -31,12 +32,9 @@ Status check_device_memory(const char* name, const void* ptr);
 class TrustedPointers {
  public:
   TrustedPointers();
-  ~TrustedPointers();
-  TrustedPointers(const TrustedPointers&) = delete;
-  TrustedPointers& operator=(const TrustedPointers&) = delete;
 
  private:
-  bool previous_;
+  ScopedValue<bool> scope_;
 };
 
 }  // namespace api

@@ -29,8 +29,7 @@ namespace {
 thread_local bool t_tuning_off = false;
 }  // namespace
 
-TuningOff::TuningOff() : previous_(t_tuning_off) { t_tuning_off = true; }
-TuningOff::~TuningOff() { t_tuning_off = previous_; }
+TuningOff::TuningOff() : scope_(t_tuning_off, true) {}
 
 bool tuning_enabled() {
   static const bool on = [] {

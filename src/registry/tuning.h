@@ -4,6 +4,7 @@
 // the table has no entry for the device or the class. GEMMLAB_TUNING=0 in the environment turns
 // the table off (for comparisons).
 #pragma once
+#include "runtime/scoped_value.h"
 
 #include <cstddef>
 #include <string_view>
@@ -43,12 +44,9 @@ bool tuning_enabled();
 class TuningOff {
  public:
   TuningOff();
-  ~TuningOff();
-  TuningOff(const TuningOff&) = delete;
-  TuningOff& operator=(const TuningOff&) = delete;
 
  private:
-  bool previous_;
+  ScopedValue<bool> scope_;
 };
 
 }  // namespace gemmlab

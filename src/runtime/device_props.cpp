@@ -49,28 +49,27 @@ int device_sm_count() {
   return sms < 1 ? 1 : sms;
 }
 
-ReserveSms::ReserveSms(int sms) : previous_(t_reserved_sms) { t_reserved_sms = sms < 0 ? 0 : sms; }
-ReserveSms::~ReserveSms() { t_reserved_sms = previous_; }
+ReserveSms::ReserveSms(int sms) : scope_(t_reserved_sms, sms < 0 ? 0 : sms) {}
 
-DynamicTiles::DynamicTiles() : previous_(t_dynamic_tiles) { t_dynamic_tiles = true; }
-DynamicTiles::~DynamicTiles() { t_dynamic_tiles = previous_; }
+DynamicTiles::DynamicTiles() : scope_(t_dynamic_tiles, true) {}
 bool dynamic_tiles() { return t_dynamic_tiles; }
 
 int device_full_sm_count() { return cached_attribute<cudaDevAttrMultiProcessorCount>(0); }
 
+// Read once per device, then without a lock (auto asks on every call where a tuning table is
+// compiled in). The names live as long as the process.
 const char* device_name() {
-  static std::mutex mu;
-  static std::map<int, std::string> names;  // nodes never move: the c_str() stays valid
+  static std::atomic<const char*> names[kMaxDevices] = {};
   int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess) return "";
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = names.find(dev);
-  if (it == names.end()) {
-    cudaDeviceProp prop{};
-    if (cudaGetDeviceProperties(&prop, dev) != cudaSuccess) return "";
-    it = names.emplace(dev, prop.name).first;
-  }
-  return it->second.c_str();
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices) return "";
+  if (const char* name = names[dev].load(std::memory_order_acquire)) return name;
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, dev) != cudaSuccess) return "";
+  const char* fresh = (new std::string(prop.name))->c_str();
+  const char* expected = nullptr;
+  if (!names[dev].compare_exchange_strong(expected, fresh, std::memory_order_acq_rel))
+    return expected;  // another thread's copy won (ours leaks: a few bytes, once)
+  return fresh;
 }
 
 int device_smem_per_sm() {

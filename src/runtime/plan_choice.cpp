@@ -6,8 +6,7 @@ namespace {
 thread_local PlanChoice t_forced{};
 }  // namespace
 
-ForcePlan::ForcePlan(PlanChoice choice) : previous_(t_forced) { t_forced = choice; }
-ForcePlan::~ForcePlan() { t_forced = previous_; }
+ForcePlan::ForcePlan(PlanChoice choice) : scope_(t_forced, choice) {}
 
 PlanChoice forced_plan() { return t_forced; }
 

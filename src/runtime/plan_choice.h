@@ -2,6 +2,7 @@
 // each variant a kernel offers (its registry entry lists them: KernelDesc::tile_names,
 // max_splits), and `auto` applies the variant the tuning table (registry/tuning.h) measured best.
 #pragma once
+#include "runtime/scoped_value.h"
 
 #include <string>
 
@@ -20,12 +21,9 @@ struct PlanChoice {
 class ForcePlan {
  public:
   explicit ForcePlan(PlanChoice choice);
-  ~ForcePlan();
-  ForcePlan(const ForcePlan&) = delete;
-  ForcePlan& operator=(const ForcePlan&) = delete;
 
  private:
-  PlanChoice previous_;
+  ScopedValue<PlanChoice> scope_;
 };
 
 // The choice in force on this thread (all 0 where none).

@@ -1,6 +1,8 @@
 // SMs held back from gemmlab's own kernels on this thread (runtime/device_props.cpp).
 #pragma once
 
+#include "runtime/scoped_value.h"
+
 namespace gemmlab {
 
 // While one lives, device_sm_count() (runtime/device_props.h) on this thread reports `sms` fewer
@@ -9,12 +11,9 @@ namespace gemmlab {
 class ReserveSms {
  public:
   explicit ReserveSms(int sms);
-  ~ReserveSms();
-  ReserveSms(const ReserveSms&) = delete;
-  ReserveSms& operator=(const ReserveSms&) = delete;
 
  private:
-  int previous_;
+  ScopedValue<int> scope_;
 };
 
 // While one lives, gemmlab's persistent kernels that support it (wgmma/03 without stream-k) take
@@ -26,12 +25,9 @@ class ReserveSms {
 class DynamicTiles {
  public:
   DynamicTiles();
-  ~DynamicTiles();
-  DynamicTiles(const DynamicTiles&) = delete;
-  DynamicTiles& operator=(const DynamicTiles&) = delete;
 
  private:
-  bool previous_;
+  ScopedValue<bool> scope_;
 };
 
 // Whether a DynamicTiles lives on this thread.

@@ -61,8 +61,7 @@ thread_local bool t_no_depth_split = false;
 
 }  // namespace
 
-NoDepthSplit::NoDepthSplit() : previous_(t_no_depth_split) { t_no_depth_split = true; }
-NoDepthSplit::~NoDepthSplit() { t_no_depth_split = previous_; }
+NoDepthSplit::NoDepthSplit() : scope_(t_no_depth_split, true) {}
 
 cudaError_t workspace_alloc_split(void** ptr, size_t bytes, cudaStream_t stream) {
   if (t_no_depth_split) return cudaErrorMemoryAllocation;

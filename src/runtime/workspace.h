@@ -5,6 +5,7 @@
 // the caller's default pool is left alone. Inside a stream capture the allocation becomes a
 // graph allocation node (the graph owns it while it runs).
 #pragma once
+#include "runtime/scoped_value.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -33,12 +34,9 @@ cudaError_t workspace_alloc_split(void** ptr, size_t bytes, cudaStream_t stream)
 class NoDepthSplit {
  public:
   NoDepthSplit();
-  ~NoDepthSplit();
-  NoDepthSplit(const NoDepthSplit&) = delete;
-  NoDepthSplit& operator=(const NoDepthSplit&) = delete;
 
  private:
-  bool previous_;
+  ScopedValue<bool> scope_;
 };
 
 // The public scratch controls (gemmlab.h): per device pool trimming and retention, per-call cap.

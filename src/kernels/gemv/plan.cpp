@@ -48,6 +48,17 @@ size_t scratch_bytes(const Plan& p) {
          static_cast<size_t>(p.col_tiles) * sizeof(unsigned long long);
 }
 
+bool runs_swapped(const GemmProblem& p) { return p.m > kMaxM && p.n <= kMaxM; }
+
+GemmProblem kernel_view(const GemmProblem& p) {
+  if (!runs_swapped(p)) return p;
+  GemmProblem q = p;
+  q.m = p.n, q.n = p.m;
+  q.A = p.B, q.lda = p.ldb, q.op_a = p.op_b == Op::N ? Op::T : Op::N;
+  q.B = p.A, q.ldb = p.lda, q.op_b = p.op_a == Op::N ? Op::T : Op::N;
+  return q;
+}
+
 }  // namespace gemv_plan
 
 namespace gemv_mma_plan {

@@ -45,6 +45,13 @@ size_t scratch_bytes(const Plan& p);
 // flag), an upper bound.
 int static_smem_bytes(const Plan& p);
 
+// gemv/small_m: a skinny C (n <= kMaxM < m: a matrix times a few vectors) runs swapped,
+// C^T = op(B)^T op(A)^T: op(A) streamed as the kernel's B, op(B)^T staged as its few rows of A;
+// the stores go back to C's (row, column). kernel_view: the problem as the kernel sees it (only
+// the operands, their leading dimensions and ops trade places; C, D and bias stay C's).
+bool runs_swapped(const GemmProblem& p);
+GemmProblem kernel_view(const GemmProblem& p);
+
 }  // namespace gemv_plan
 
 // The planner of gemv/mma, the tensor-core GEMV for 16-bit inputs with at most 32 rows of C. A

@@ -298,19 +298,8 @@ gemv_plan::Plan plan_of(const GemmProblem& p, bool scratch) {
                          scratch);
 }
 
-// A skinny C (n <= 16 < m: a matrix times a few vectors) runs swapped: C^T = op(B)^T op(A)^T,
-// op(A) streamed as the kernel's B and op(B)^T staged as its few rows of A; the stores go back to
-// C's (row, column) (gemv_finish). Only the operands trade places: C, D, bias are C's.
-bool runs_swapped(const GemmProblem& p) { return p.m > gemv_plan::kMaxM && p.n <= gemv_plan::kMaxM; }
-
-GemmProblem kernel_view(const GemmProblem& p) {
-  if (!runs_swapped(p)) return p;
-  GemmProblem q = p;
-  q.m = p.n, q.n = p.m;
-  q.A = p.B, q.lda = p.ldb, q.op_a = p.op_b == Op::N ? Op::T : Op::N;
-  q.B = p.A, q.ldb = p.lda, q.op_b = p.op_a == Op::N ? Op::T : Op::N;
-  return q;
-}
+using gemv_plan::kernel_view;
+using gemv_plan::runs_swapped;
 
 const char* unsupported(const GemmProblem& p) {
   if (p.m > gemv_plan::kMaxM && p.n > gemv_plan::kMaxM)
