@@ -3,6 +3,8 @@
 # gemmlab_tuning_table(OUT): writes OUT (rewritten only when it changes).
 function(gemmlab_tuning_table out)
   file(GLOB files CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/registry/tuning/*.json)
+  # An edited table (gemm-tune rewrote it) re-runs CMake, so the build never keeps a stale copy.
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${files})
   set(rows "")
   foreach(f IN LISTS files)
     file(READ ${f} j)

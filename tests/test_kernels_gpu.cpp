@@ -230,6 +230,44 @@ TEST(LargeShapes, SgemmDecodeTiles) {
         for (int pad : {0, 3}) check_kernel({Precision::FP32, shape, a, b, pad, pad == 0}, kName);
 }
 
+// wgmma/decode (16-bit, M <= 256, swapped: tokens on wgmma's N side): every token width (8 ..
+// 256; 100 and 200 leave warps of padding tokens), one and two consumer warpgroups, an edge strip
+// (n = 4000, 129), depths that are neither a multiple of the 64-deep stage nor of the split, k = 1,
+// both layouts of B, 16-byte and misaligned rows (packed). Every depth split it offers as a
+// variant is checked too. On an H100 SXM, 1 x 4096 x 4096 runs 64 whole strips (plan.cpp).
+TEST(LargeShapes, WgmmaDecodeTokensStripsAndSplits) {
+  GEMMLAB_REQUIRE_GPU();
+  const char* kName = "wgmma/decode";
+  if (const unsigned grid = h100_grid(kName, Precision::BF16, 1, 4096, 4096)) EXPECT_EQ(grid, 64u);
+  for (Precision prec : {Precision::BF16, Precision::FP16})
+    for (Shape shape : {Shape{1, 4000, 4103}, Shape{7, 1000, 20001}, Shape{16, 4096, 4096},
+                        Shape{33, 300, 257}, Shape{100, 1000, 3001}, Shape{200, 129, 1},
+                        Shape{256, 520, 2000}})
+      for (Op b : {Op::N, Op::T})
+        for (int pad : {0, 3}) check_kernel({prec, shape, Op::N, b, pad, pad == 0}, kName);
+  const KernelDesc* kd = find_kernel(kName);
+  ASSERT_NE(kd, nullptr);
+  ASSERT_NE(kd->variants, nullptr);
+  int runs = 0;
+  for (Shape shape : {Shape{5, 1000, 3001}, Shape{130, 700, 5000}}) {
+    GemmProblem p;
+    p.precision = Precision::BF16, p.m = shape.m, p.n = shape.n, p.k = shape.k;
+    p.op_a = Op::N, p.op_b = Op::T;
+    p.A = p.B = p.C = reinterpret_cast<float*>(uintptr_t{1} << 20);
+    p.lda = p.ldb = shape.k, p.ldc = shape.n;
+    PlanChoice choices[16];
+    const int n = kd->variants(p, choices, 16);
+    EXPECT_GT(n, 2) << "depth splits to choose among";
+    for (int i = 0; i < n; ++i) {
+      SCOPED_TRACE(plan_choice_label(choices[i], kd->tile_names));
+      const ForcePlan force(choices[i]);
+      check_kernel({Precision::BF16, shape, Op::N, Op::T, 0, true}, kName);
+      ++runs;
+    }
+  }
+  std::printf("[  NOTE    ] wgmma/decode: %d forced plans checked against fp64\n", runs);
+}
+
 // Every plan variant simt/sgemm offers gemm-tune (every tile it can take, forced depth splits:
 // KernelDesc::variants) computes the same product: each checked against fp64 under its
 // ForcePlan, on a decode shape, a small square and a skinny one, with misaligned rows.
@@ -506,7 +544,8 @@ TEST(AutoKernel, PicksAKernelPerPrecision) {
 
 // `auto` on sm_90, 16-bit: wgmma/03 steps back for grids of 128 x 256 tiles that would keep at
 // most half the SMs busy and are too shallow for its stream-k (wgmma/02 measured faster there),
-// and leads everywhere else.
+// and leads everywhere else except decode rows (m <= 64, or <= 128 against a weight of <= 8192
+// columns), which take wgmma/decode.
 TEST(AutoKernel, SmallGrids16BitTakeWgmma02) {
   GEMMLAB_REQUIRE_GPU();
   int major = 0, sms = 0;
@@ -524,7 +563,9 @@ TEST(AutoKernel, SmallGrids16BitTakeWgmma02) {
                         {1024, 1024, 1024, Precision::TF32, "wgmma/03_tma_wgmma_ws_persistent"},
                         {4096, 4096, 64, Precision::BF16, "wgmma/03_tma_wgmma_ws_persistent"},
                         {1024, 1024, 4096, Precision::BF16, "wgmma/03_tma_wgmma_ws_persistent"},
-                        {1025, 1025, 1025, Precision::FP32, "simt/sgemm"}};
+                        {1025, 1025, 1025, Precision::FP32, "simt/sgemm"},
+                        {16, 4096, 4096, Precision::BF16, "wgmma/decode"},
+                        {100, 4096, 4096, Precision::FP16, "wgmma/decode"}};
   for (const Want& w : wants) {
     SCOPED_TRACE(std::to_string(w.m) + "x" + std::to_string(w.n) + " " + precision_name(w.prec));
     const int eb = input_bytes(w.prec);

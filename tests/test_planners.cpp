@@ -498,5 +498,51 @@ TEST(GemvMmaPlan, RangesCoverTheDepthAndSplitOnlyForIdleSMs) {
   EXPECT_GE(mp::plan(1, 4096, 4096, false, kH100).blocks(), 2 * 132);
 }
 
+// wgmma/decode (plan.h): tokens cover m on wgmma's N side, the strips cover n, the splits cover
+// the depth without an empty one, each at least kMinKBlocks deep; the ring fits two CTAs per SM
+// up to 32 tokens; a forced split count is taken as far as the depth allows; no scratch, no split.
+TEST(WgmmaDecodePlan, TokensStripsAndSplitsCoverTheProblem) {
+  namespace dp = wgmma_decode_plan;
+  for (const DeviceDesc& dev : {kH100, kA100})
+    for (int m : {1, 8, 9, 16, 33, 64, 65, 128, 200, 256})
+      for (int n : {1, 100, 4096, 14336})
+        for (int k : {1, 63, 257, 4096, 14336, 131072}) {
+          SCOPED_TRACE(testing::Message() << m << "x" << n << "x" << k << " sms=" << dev.sms);
+          const dp::Plan p = dp::plan(m, n, k, dev);
+          EXPECT_GE(p.tok, m);
+          EXPECT_LT(p.tok, 2 * std::max(m, 8));
+          EXPECT_EQ(p.strip, 64 * p.groups);
+          EXPECT_GE(static_cast<int64_t>(p.strips) * p.strip, n);
+          EXPECT_LT(static_cast<int64_t>(p.strips - 1) * p.strip, n);
+          EXPECT_EQ(p.num_kb, (k + 63) / 64);
+          EXPECT_GE(p.splits * p.kb_per_split, p.num_kb);
+          EXPECT_LT((p.splits - 1) * p.kb_per_split, p.num_kb) << "an empty split";
+          EXPECT_LE(p.splits, dp::kMaxSplits);
+          if (p.splits > 1) EXPECT_GE(p.kb_per_split, dp::kMinKBlocks);
+          EXPECT_EQ(dp::scratch_bytes(p) > 0, p.splits > 1);
+          EXPECT_LE(dp::smem_bytes(p.tok), 227 * 1024);
+          if (dev.sms == kH100.sms) EXPECT_EQ(p.ctas_per_sm, p.tok <= 32 ? 2 : 1);
+          EXPECT_EQ(dp::plan(m, n, k, dev, /*scratch=*/false).splits, 1);
+          const dp::Plan f = dp::plan(m, n, k, dev, true, 4);
+          EXPECT_EQ(f.splits, std::min(4, std::max(1, std::min(dp::kMaxSplits, f.num_kb / 4))));
+        }
+  // Decode on an H100 (the splits measured best, plan.cpp): 64 strips of 64 columns stay whole at
+  // k = 4096 and split in two at 14336; 224 strips need no split; 128-column strips (two
+  // warpgroups, 64+ tokens) split until they fill half the SMs.
+  EXPECT_EQ(dp::plan(1, 4096, 4096, kH100).blocks(), 64);
+  EXPECT_EQ(dp::plan(1, 4096, 14336, kH100).splits, 2);
+  EXPECT_EQ(dp::plan(16, 14336, 4096, kH100).splits, 1);
+  EXPECT_EQ(dp::plan(128, 4096, 4096, kH100).groups, 2);
+  EXPECT_EQ(dp::plan(128, 4096, 4096, kH100).splits, 2);
+  EXPECT_EQ(dp::plan(64, 8192, 8192, kH100).splits, 1);
+  // auto: every m <= 64; m <= 128 against a decode-sized weight; one entry.
+  EXPECT_TRUE(dp::auto_takes(1, 100, 7, 1));
+  EXPECT_TRUE(dp::auto_takes(64, 14336, 4096, 1));
+  EXPECT_TRUE(dp::auto_takes(128, 14336, 4096, 1));
+  EXPECT_FALSE(dp::auto_takes(128, 128, 128, 1));
+  EXPECT_FALSE(dp::auto_takes(256, 4096, 4096, 1));
+  EXPECT_FALSE(dp::auto_takes(16, 4096, 4096, 8));
+}
+
 }  // namespace
 }  // namespace gemmlab

@@ -62,6 +62,8 @@ TEST(Sanitize, ScratchPaths) {
   ProblemSpec packed = spec(P::BF16, 300, 300, 300, Op::T, Op::N);
   packed.pad_a = packed.pad_b = 3;
   const char* wgmma03 = "wgmma/03_tma_wgmma_ws_persistent";
+  ProblemSpec decode_packed = spec(P::FP16, 100, 700, 3001);  // MN-major W, packed operands
+  decode_packed.pad_a = decode_packed.pad_b = 3;
   check_runs({{kFp32ProductionKernel, spec(P::FP32, 256, 256, 2048)},        // split-k
               {kFp32ProductionKernel, spec(P::FP32, 257, 259, 1100)},        // strips, split
               {kFp32ProductionKernel, spec(P::FP32, 2500, 2500, 1024)},      // stream-k tail
@@ -80,7 +82,9 @@ TEST(Sanitize, ScratchPaths) {
               {"gemv/mma", spec(P::BF16, 1, 4096, 4096, Op::N, Op::T)},      // k-contig, no split
               {"gemv/mma", spec(P::BF16, 9, 1000, 4100)},                    // n-contig, split
               {"gemv/mma", spec(P::FP16, 32, 33, 41, Op::T, Op::T)},         // edge, 4 tiles
-              {"wgmma/split_k", spec(P::BF16, 136, 64, 9000)}});             // slices + rest
+              {"wgmma/split_k", spec(P::BF16, 136, 64, 9000)},               // slices + rest
+              {"wgmma/decode", spec(P::BF16, 8, 1000, 8200, Op::N, Op::T)},  // 1 group, split
+              {"wgmma/decode", decode_packed}});                             // 2 groups, split
 }
 
 }  // namespace

@@ -43,6 +43,7 @@ extern const KernelDesc kWgmmaBasic;
 extern const KernelDesc kWgmmaTmaPipelined;
 extern const KernelDesc kWgmmaWarpSpecializedPersistent;
 extern const KernelDesc kWgmmaSplitK;  // split_k.cu: deep K, few tiles
+extern const KernelDesc kWgmmaDecode;  // decode.cu: 16-bit, m <= 256, swapped
 // ---- wgmma: end ----
 
 const std::vector<KernelDesc>& all_kernels() {
@@ -78,6 +79,7 @@ const std::vector<KernelDesc>& all_kernels() {
       kWgmmaTmaPipelined,
       kWgmmaWarpSpecializedPersistent,
       kWgmmaSplitK,
+      kWgmmaDecode,
       // wgmma: end
   };
   return kernels;

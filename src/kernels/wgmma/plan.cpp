@@ -93,4 +93,58 @@ bool split_k_pays(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDe
 }
 
 }  // namespace wgmma_plan
+namespace wgmma_decode_plan {
+
+int tokens(int64_t m) {
+  int t = 8;
+  while (t < m && t < kMaxM) t *= 2;
+  return t;
+}
+
+Plan plan(int64_t m, int64_t n, int64_t k, const DeviceDesc& dev, bool scratch, int forced_splits) {
+  Plan p{};
+  p.tok = tokens(m);
+  p.groups = groups(p.tok);
+  p.strip = 64 * p.groups;
+  p.strips = static_cast<int>((n + p.strip - 1) / p.strip);
+  p.num_kb = static_cast<int>((k + kBK - 1) / kBK);
+  const int per_sm = dev.smem_per_sm > 0 ? dev.smem_per_sm / (smem_bytes(p.tok) + 1024) : 1;
+  p.ctas_per_sm = std::max(1, std::min(2, per_sm));
+  const int max_splits =
+      scratch ? std::max(1, std::min(kMaxSplits, p.num_kb / kMinKBlocks)) : 1;
+  int best = 1;
+  if (forced_splits > 0) {
+    best = std::min(forced_splits, max_splits);
+  } else {
+    // Measured (H100, bf16 decode suite, every split timed: docs/history.md): the strips' CTAs
+    // stream best each as deep as it can be, and splits pay only to bring idle SMs in. One
+    // consumer warpgroup (<= 32 tokens, two CTAs per SM): up to one CTA per SM, each split still
+    // >= 64 stages deep (1 x 4096 x 4096: 64 strips unsplit 16.0 us, in 2 / 4 splits 17.8 / 19.2;
+    // 1 x 4096 x 14336 NT: 2 splits 45.4, unsplit 48.1). Two (>= 64 tokens, the SM's whole ring
+    // to one CTA): up to half the SMs, >= 16 stages deep (128 x 8192 x 8192: 64 strips unsplit
+    // 52.3 us, 2 splits 56.6; 128 x 4096 x 4096: 2 splits 23.7, 4 splits 25.5).
+    const int min_kb = p.groups == 1 ? 64 : 16;
+    const int64_t ctas = p.groups == 1 ? std::max(1, dev.sms) : std::max(1, dev.sms / 2);
+    while (best < max_splits && static_cast<int64_t>(p.strips) * (best + 1) <= ctas &&
+           p.num_kb / (best + 1) >= min_kb)
+      ++best;
+  }
+  p.kb_per_split = (p.num_kb + best - 1) / best;
+  p.splits = (p.num_kb + p.kb_per_split - 1) / p.kb_per_split;  // no empty split
+  return p;
+}
+
+size_t scratch_bytes(const Plan& p) {
+  if (p.splits <= 1) return 0;
+  return static_cast<size_t>(p.blocks()) * p.strip * p.tok * sizeof(float) +
+         static_cast<size_t>(p.strips) * sizeof(unsigned long long);
+}
+
+bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch) {
+  if (batch != 1 || m > 128) return false;
+  return m <= 64 || (n >= 1024 && k >= 1024);
+}
+
+}  // namespace wgmma_decode_plan
+
 }  // namespace gemmlab

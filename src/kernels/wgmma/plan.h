@@ -4,6 +4,7 @@
 // unit-tested on the CPU (tests/test_planners.cpp).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "kernels/common/tile_schedule.h"
@@ -56,4 +57,58 @@ Slices plan_slices(int64_t m, int64_t n, int64_t k, Precision p, const DeviceDes
 bool split_k_pays(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc& dev);
 
 }  // namespace wgmma_plan
+// The planner of wgmma/decode: 16-bit problems with few rows of C (M <= 256) computed swapped,
+// C^T = op(B)^T op(A)^T, so the rows of C (tokens) are wgmma's N (8 .. 256, the smallest power of
+// two >= M) and the columns of C its 64-row M side. A CTA owns a strip of 64 (tokens <= 32) or
+// 128 columns of C (two consumer warpgroups) and a range of K; strips x splits CTAs, summed in
+// split order by the strip's last CTA. Splits only bring idle SMs in, each split still deep
+// (measured: plan.cpp).
+namespace wgmma_decode_plan {
+
+constexpr int kMaxM = 256;
+constexpr int kBK = 64;         // 16-bit elements of K per stage (128 bytes)
+constexpr int kMinKBlocks = 4;  // a split streams at least this many stages
+constexpr int kMaxSplits = 64;  // the split counters count to 255
+
+// wgmma's N for m rows of C: 8, 16, 32, 64, 128 or 256.
+int tokens(int64_t m);
+// Consumer warpgroups (64 columns of C each) and pipeline stages of the instance for `tok`
+// tokens; compile-time, shared with the kernel. Up to 32 tokens the ring fits two CTAs per SM,
+// so a strip's CTA and the next one overlap where strips outnumber the SMs; from 64 tokens (two
+// warpgroups, splits keep one CTA per SM) one CTA takes the SM's whole ring.
+constexpr int groups(int tok) { return tok >= 64 ? 2 : 1; }
+constexpr int stage_bytes(int tok) { return groups(tok) * 8192 + tok * 128; }
+constexpr int stages(int tok) {
+  const int budget = tok >= 64 ? 200 * 1024 : 110 * 1024;
+  const int s = budget / stage_bytes(tok);
+  return s > 8 ? 8 : s < 2 ? 2 : s;
+}
+constexpr int smem_bytes(int tok) {
+  return stages(tok) * stage_bytes(tok) + 1024 /* alignment */ + 2 * stages(tok) * 8;
+}
+constexpr int threads(int tok) { return 128 * groups(tok) + 32; }  // consumers, then a producer warp
+
+struct Plan {
+  int tok, groups, strip;  // tokens, consumer warpgroups, columns of C per CTA (64 * groups)
+  int strips, splits;      // the grid: strips * splits CTAs (CTA b: strip b / splits)
+  int num_kb, kb_per_split;
+  int ctas_per_sm;
+  int blocks() const { return strips * splits; }
+};
+
+// forced_splits > 0 (a plan variant): that many splits, as far as the depth allows. scratch:
+// whether the depth may be split at all (the partials need scratch).
+Plan plan(int64_t m, int64_t n, int64_t k, const DeviceDesc& dev, bool scratch = true,
+          int forced_splits = 0);
+
+// Scratch: partials (blocks * strip * tok floats), then one counter per strip; 0 when splits == 1.
+size_t scratch_bytes(const Plan& p);
+
+// `auto`: the problems wgmma/decode takes (measured, docs/history.md: wgmma/decode): m <= 64,
+// and m <= 128 against a decode-sized weight (n, k >= 1024); one entry (a batch runs as one
+// launch on wgmma/03).
+bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch);
+
+}  // namespace wgmma_decode_plan
+
 }  // namespace gemmlab

@@ -27,7 +27,11 @@ struct StageTile {
   static constexpr bool kTf32 = sizeof(T) == 4;
   static constexpr bool kHalf = std::is_same<T, __half>::value;
   static_assert(!kTf32 || kBKMajor, "tf32 wgmma reads B K-major only (A may come from registers)");
-  static_assert(kBM % 64 == 0 && kBN % 64 == 0 && kBN <= 256 && kBM <= 256, "tile shape");
+  // B may be narrower than 64 (8, 16, 32: wgmma/decode's tokens) where it is K-major: a box of
+  // kBN rows of 128 bytes, whole swizzle atoms of 8 rows.
+  static_assert(kBM % 64 == 0 && kBM <= 256 && kBN <= 256 &&
+                    (kBN % 64 == 0 || (kBKMajor && (kBN == 8 || kBN == 16 || kBN == 32))),
+                "tile shape");
   static constexpr int kBK = 128 / static_cast<int>(sizeof(T));  // K per stage
   static constexpr int kKStep = kTf32 ? 8 : 16;                    // K per wgmma
   static constexpr int kKSteps = kBK / kKStep;                     // 4
@@ -105,7 +109,9 @@ struct StageTile {
         else wgmma_m64n128k8_tf32(d, da, db, scale_d);
       } else {
         if constexpr (kBN == 256) wgmma_m64n256k16<kHalf, !kAKMajor, !kBKMajor>(d, da, db, scale_d);
-        else wgmma_m64n128k16<kHalf, !kAKMajor, !kBKMajor>(d, da, db, scale_d);
+        else if constexpr (kBN == 128) wgmma_m64n128k16<kHalf, !kAKMajor, !kBKMajor>(d, da, db, scale_d);
+        else if constexpr (kBN == 8) wgmma_m64n8k16<kHalf, !kAKMajor, !kBKMajor>(d, da, db, scale_d);
+        else wgmma_m64nNk16<kHalf, !kAKMajor, !kBKMajor, kBN>(d, da, db, scale_d);
       }
     }
   }
