@@ -311,80 +311,62 @@ __device__ __forceinline__ void wgmma_m64n256k8_tf32_rs(float (&d)[128], uint32_
 
 // Decode widths (N = 16, 32, 64: the tokens of a swapped decode GEMM, wgmma/decode), 16-bit
 // inputs, A and B from shared memory: D(64 x N) += A(64 x 16) * B(16 x N) into d[0 .. N/2).
+// GEMMLAB_WGMMA_SS(N, TYPE, REGS, A, B, P, TA, TB, accumulators...): the instruction with N / 2
+// accumulators named in REGS, then the operand numbers of desc_a, desc_b, scale_d and the two
+// transpose flags.
+#define GEMMLAB_WGMMA_SS(N, TY, REGS, A, B, P, TA, TB, ...)                                      \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #P ", 0;\n"                                 \
+               "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TY "." TY " {" REGS "}, %" #A   \
+               ", %" #B ", p, 1, 1, %" #TA ", %" #TB ";\n}\n"                                     \
+               : __VA_ARGS__                                                                   \
+               : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB))
+// The register list and the "+f" operands of N / 2 accumulators, for GEMMLAB_WGMMA_SS.
+#define GEMMLAB_REGS16 \
+  "%0, %1, %2, %3, %4, %5, %6, %7"
+#define GEMMLAB_ACC16 \
+  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+#define GEMMLAB_REGS32 \
+  "%0, %1, %2, %3, %4, %5, %6, %7, " "%8, %9, %10, %11, %12, %13, %14, %15"
+#define GEMMLAB_ACC32 \
+  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), \
+  "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), \
+  "+f"(d[14]), "+f"(d[15])
+#define GEMMLAB_REGS64 \
+  "%0, %1, %2, %3, %4, %5, %6, %7, " "%8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, " "%24, %25, %26, %27, %28, %29, %30, %31"
+#define GEMMLAB_ACC64 \
+  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), \
+  "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), \
+  "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), \
+  "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), \
+  "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
 template <bool kHalf, int kTransA, int kTransB, int kN>
 __device__ __forceinline__ void wgmma_m64nNk16(float (&d)[kN / 2], uint64_t desc_a, uint64_t desc_b,
                                                int scale_d) {
   static_assert(kN == 16 || kN == 32 || kN == 64, "wgmma_m64nNk16: N = 16, 32 or 64");
 #ifdef GEMMLAB_SM90A
-  if constexpr (kN == 16 && kHalf) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7"
-        "}, %8, %9, p, 1, 1, %11, %12;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
-              "+f"(d[6]), "+f"(d[7])
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB));
-  } else if constexpr (kN == 16 && !kHalf) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7"
-        "}, %8, %9, p, 1, 1, %11, %12;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
-              "+f"(d[6]), "+f"(d[7])
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB));
-  } else if constexpr (kN == 32 && kHalf) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n32k16.f32.f16.f16 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"
-        "}, %16, %17, p, 1, 1, %19, %20;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
-              "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
-              "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB));
-  } else if constexpr (kN == 32 && !kHalf) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15"
-        "}, %16, %17, p, 1, 1, %19, %20;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
-              "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
-              "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB));
-  } else if constexpr (kN == 64 && kHalf) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-            "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-        "}, %32, %33, p, 1, 1, %35, %36;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
-              "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
-              "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]),
-              "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-              "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
-              "+f"(d[30]), "+f"(d[31])
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB));
-  } else if constexpr (kN == 64 && !kHalf) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-            "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-        "}, %32, %33, p, 1, 1, %35, %36;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]),
-              "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]),
-              "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]),
-              "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-              "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]),
-              "+f"(d[30]), "+f"(d[31])
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB));
+  if constexpr (kN == 16) {
+    if constexpr (kHalf) GEMMLAB_WGMMA_SS(16, "f16",
+        GEMMLAB_REGS16, 8, 9, 10, 11, 12, GEMMLAB_ACC16);
+    else GEMMLAB_WGMMA_SS(16, "bf16", GEMMLAB_REGS16, 8, 9, 10, 11, 12, GEMMLAB_ACC16);
+  } else if constexpr (kN == 32) {
+    if constexpr (kHalf) GEMMLAB_WGMMA_SS(32, "f16",
+        GEMMLAB_REGS32, 16, 17, 18, 19, 20, GEMMLAB_ACC32);
+    else GEMMLAB_WGMMA_SS(32, "bf16", GEMMLAB_REGS32, 16, 17, 18, 19, 20, GEMMLAB_ACC32);
+  } else if constexpr (kN == 64) {
+    if constexpr (kHalf) GEMMLAB_WGMMA_SS(64, "f16",
+        GEMMLAB_REGS64, 32, 33, 34, 35, 36, GEMMLAB_ACC64);
+    else GEMMLAB_WGMMA_SS(64, "bf16", GEMMLAB_REGS64, 32, 33, 34, 35, 36, GEMMLAB_ACC64);
   }
 #endif
 }
+#undef GEMMLAB_WGMMA_SS
+#undef GEMMLAB_REGS16
+#undef GEMMLAB_REGS32
+#undef GEMMLAB_REGS64
+#undef GEMMLAB_ACC16
+#undef GEMMLAB_ACC32
+#undef GEMMLAB_ACC64
 
 // Narrow variants (N = 8) for edge tiles with at most 8 valid columns: they update d[0..3] of the
 // caller's full accumulator array and leave the rest alone.
