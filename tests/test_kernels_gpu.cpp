@@ -268,6 +268,37 @@ TEST(LargeShapes, WgmmaDecodeTokensStripsAndSplits) {
   std::printf("[  NOTE    ] wgmma/decode: %d forced plans checked against fp64\n", runs);
 }
 
+// wgmma/decode's skinny mode (n <= 64 columns of C as the tokens, op(A) the weight): every
+// transpose (B stored k x n is read MN-major in 64-wide chunks; a k x 1 vector as K-major), K not
+// a multiple of 64, misaligned rows (packed), every forced depth split of one shape.
+TEST(LargeShapes, WgmmaDecodeSkinnyColumns) {
+  GEMMLAB_REQUIRE_GPU();
+  const char* kName = "wgmma/decode";
+  // NN: B's k x 16 rows are read MN-major as 64 tokens, one warpgroup per 64 rows of C.
+  if (const unsigned grid = h100_grid(kName, Precision::BF16, 8192, 16, 8192)) EXPECT_EQ(grid, 128u);
+  for (Precision prec : {Precision::BF16, Precision::FP16})
+    for (Shape shape : {Shape{5000, 1, 3001}, Shape{4097, 2, 1031}, Shape{3000, 7, 2049},
+                        Shape{2048, 16, 4096}, Shape{1000, 33, 257}, Shape{4100, 64, 1000},
+                        Shape{300, 64, 1}})
+      for (Op a : {Op::N, Op::T})
+        for (Op b : {Op::N, Op::T})
+          for (int pad : {0, 3}) check_kernel({prec, shape, a, b, pad, pad == 0}, kName);
+  const KernelDesc* kd = find_kernel(kName);
+  ASSERT_NE(kd, nullptr);
+  GemmProblem p;
+  p.precision = Precision::BF16, p.m = 3000, p.n = 16, p.k = 5000;
+  p.A = p.B = p.C = reinterpret_cast<float*>(uintptr_t{1} << 20);
+  p.lda = p.k, p.ldb = p.ldc = p.n;
+  PlanChoice choices[16];
+  const int n = kd->variants(p, choices, 16);
+  EXPECT_GT(n, 2) << "depth splits to choose among";
+  for (int i = 0; i < n; ++i) {
+    SCOPED_TRACE(plan_choice_label(choices[i], kd->tile_names));
+    const ForcePlan force(choices[i]);
+    check_kernel({Precision::BF16, Shape{3000, 16, 5000}, Op::N, Op::N, 0, false}, kName);
+  }
+}
+
 // Every plan variant simt/sgemm offers gemm-tune (every tile it can take, forced depth splits:
 // KernelDesc::variants) computes the same product: each checked against fp64 under its
 // ForcePlan, on a decode shape, a small square and a skinny one, with misaligned rows.

@@ -544,5 +544,42 @@ TEST(WgmmaDecodePlan, TokensStripsAndSplitsCoverTheProblem) {
   EXPECT_FALSE(dp::auto_takes(16, 4096, 4096, 8));
 }
 
+// wgmma/decode's skinny mode (plan.h): few columns of C (n <= 64) are the tokens and op(A) the
+// weight; decode keeps its problems (m <= 256 with op(A) = A), and the rest is neither. MN-major
+// tokens take one 64-wide chunk. auto takes skinny problems against a weight of m, k >= 1024.
+TEST(WgmmaDecodePlan, SkinnyModeTakesFewColumnsAsTokens) {
+  namespace dp = wgmma_decode_plan;
+  EXPECT_EQ(dp::mode_of(16, 4096, true), dp::Mode::Decode);
+  EXPECT_EQ(dp::mode_of(16, 4096, false), dp::Mode::None);
+  EXPECT_EQ(dp::mode_of(16, 64, false), dp::Mode::Skinny);
+  EXPECT_EQ(dp::mode_of(8192, 1, true), dp::Mode::Skinny);
+  EXPECT_EQ(dp::mode_of(8192, 64, false), dp::Mode::Skinny);
+  EXPECT_EQ(dp::mode_of(8192, 65, true), dp::Mode::None);
+  EXPECT_EQ(dp::mode_of(257, 4096, true), dp::Mode::None);
+  const dp::Roles r = dp::roles_of(dp::Mode::Skinny, 8192, 16);
+  EXPECT_TRUE(r.skinny);
+  EXPECT_EQ(r.tokens, 16);
+  EXPECT_EQ(r.weights, 8192);
+  EXPECT_FALSE(dp::roles_of(dp::Mode::Decode, 16, 8192).skinny);
+  EXPECT_EQ(dp::roles_of(dp::Mode::Decode, 16, 8192).tokens, 16);
+  for (int n : {1, 2, 8, 16, 33, 64}) {
+    SCOPED_TRACE(n);
+    EXPECT_EQ(dp::plan(n, 8192, 8192, kH100, true, 0, false).tok, 64);  // MN-major tokens
+    EXPECT_EQ(dp::plan(n, 8192, 8192, kH100, true, 0, false).groups, 1);
+    EXPECT_EQ(dp::plan(n, 8192, 8192, kH100, true, 0, false).ctas_per_sm, 2);
+    EXPECT_EQ(dp::plan(n, 8192, 8192, kH100).tok, dp::tokens(n));
+    EXPECT_GE(dp::plan(n, 8192, 8192, kH100).tok, n);
+  }
+  // 8192 weight rows in 64-row strips (<= 32 tokens): 128 CTAs, the whole depth each.
+  EXPECT_EQ(dp::plan(16, 8192, 8192, kH100).blocks(), 128);
+  EXPECT_TRUE(dp::auto_takes(8192, 16, 8192, 1, true));
+  EXPECT_TRUE(dp::auto_takes(8192, 64, 8192, 1, false));
+  EXPECT_FALSE(dp::auto_takes(8192, 65, 8192, 1, true));
+  EXPECT_FALSE(dp::auto_takes(512, 16, 8192, 1, true));
+  EXPECT_FALSE(dp::auto_takes(8192, 16, 512, 1, true));
+  EXPECT_FALSE(dp::auto_takes(8192, 16, 8192, 2, true));
+  EXPECT_FALSE(dp::auto_takes(64, 64, 4096, 1, false));
+}
+
 }  // namespace
 }  // namespace gemmlab

@@ -95,20 +95,31 @@ bool split_k_pays(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDe
 }  // namespace wgmma_plan
 namespace wgmma_decode_plan {
 
-int tokens(int64_t m) {
-  int t = 8;
+Mode mode_of(int64_t m, int64_t n, bool a_k_major) {
+  if (m <= kMaxM && a_k_major) return Mode::Decode;
+  if (n <= kMaxSkinnyN) return Mode::Skinny;
+  return Mode::None;
+}
+
+Roles roles_of(Mode mode, int64_t m, int64_t n) {
+  return mode == Mode::Skinny ? Roles{n, m, true} : Roles{m, n, false};
+}
+
+int tokens(int64_t m, bool xk) {
+  int t = xk ? 8 : 64;
   while (t < m && t < kMaxM) t *= 2;
   return t;
 }
 
-Plan plan(int64_t m, int64_t n, int64_t k, const DeviceDesc& dev, bool scratch, int forced_splits) {
+Plan plan(int64_t m, int64_t n, int64_t k, const DeviceDesc& dev, bool scratch, int forced_splits,
+          bool xk) {
   Plan p{};
-  p.tok = tokens(m);
-  p.groups = groups(p.tok);
+  p.tok = tokens(m, xk);
+  p.groups = groups(p.tok, xk);
   p.strip = 64 * p.groups;
   p.strips = static_cast<int>((n + p.strip - 1) / p.strip);
   p.num_kb = static_cast<int>((k + kBK - 1) / kBK);
-  const int per_sm = dev.smem_per_sm > 0 ? dev.smem_per_sm / (smem_bytes(p.tok) + 1024) : 1;
+  const int per_sm = dev.smem_per_sm > 0 ? dev.smem_per_sm / (smem_bytes(p.tok, xk) + 1024) : 1;
   p.ctas_per_sm = std::max(1, std::min(2, per_sm));
   const int max_splits =
       scratch ? std::max(1, std::min(kMaxSplits, p.num_kb / kMinKBlocks)) : 1;
@@ -140,8 +151,10 @@ size_t scratch_bytes(const Plan& p) {
          static_cast<size_t>(p.strips) * sizeof(unsigned long long);
 }
 
-bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch) {
-  if (batch != 1 || m > 128) return false;
+bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, bool a_k_major) {
+  if (batch != 1) return false;
+  if (mode_of(m, n, a_k_major) == Mode::Skinny) return m >= 1024 && k >= 1024;
+  if (m > 128 || !a_k_major) return false;
   return m <= 64 || (n >= 1024 && k >= 1024);
 }
 

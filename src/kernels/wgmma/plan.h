@@ -59,34 +59,53 @@ bool split_k_pays(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDe
 }  // namespace wgmma_plan
 // The planner of wgmma/decode: 16-bit problems with few rows of C (M <= 256) computed swapped,
 // C^T = op(B)^T op(A)^T, so the rows of C (tokens) are wgmma's N (8 .. 256, the smallest power of
-// two >= M) and the columns of C its 64-row M side. A CTA owns a strip of 64 (tokens <= 32) or
+// two >= M) and the columns of C its 64-row M side. The same kernel runs few columns of C
+// (N <= 64, "skinny") unswapped: the columns are the tokens and op(A) the weight. A CTA owns a strip of 64 (tokens <= 32) or
 // 128 columns of C (two consumer warpgroups) and a range of K; strips x splits CTAs, summed in
 // split order by the strip's last CTA. Splits only bring idle SMs in, each split still deep
 // (measured: plan.cpp).
 namespace wgmma_decode_plan {
 
 constexpr int kMaxM = 256;
+constexpr int kMaxSkinnyN = 64;  // skinny: columns of C as tokens, at most one 64-wide wgmma N
+
+// Which operand is the weight (wgmma's M side, streamed once) and which the tokens (its N side).
+// Decode: m <= 256 with op(A) = A (the tokens K-major); else skinny: n <= 64 (the tokens may be
+// MN-major there: B stored k x n, read as 64-wide chunks); else neither.
+enum class Mode { None, Decode, Skinny };
+Mode mode_of(int64_t m, int64_t n, bool a_k_major);
+// The extents as the kernel sees them: tokens, weight rows (C's rows or columns).
+struct Roles {
+  int64_t tokens, weights;
+  bool skinny;
+};
+Roles roles_of(Mode mode, int64_t m, int64_t n);
 constexpr int kBK = 64;         // 16-bit elements of K per stage (128 bytes)
 constexpr int kMinKBlocks = 4;  // a split streams at least this many stages
 constexpr int kMaxSplits = 64;  // the split counters count to 255
 
-// wgmma's N for m rows of C: 8, 16, 32, 64, 128 or 256.
-int tokens(int64_t m);
+// wgmma's N for m rows of C: 8, 16, 32, 64, 128 or 256; at least 64 for MN-major tokens (xk
+// false: read in 64-wide chunks).
+int tokens(int64_t m, bool xk = true);
 // Consumer warpgroups (64 columns of C each) and pipeline stages of the instance for `tok`
-// tokens; compile-time, shared with the kernel. Up to 32 tokens the ring fits two CTAs per SM,
-// so a strip's CTA and the next one overlap where strips outnumber the SMs; from 64 tokens (two
-// warpgroups, splits keep one CTA per SM) one CTA takes the SM's whole ring.
-constexpr int groups(int tok) { return tok >= 64 ? 2 : 1; }
-constexpr int stage_bytes(int tok) { return groups(tok) * 8192 + tok * 128; }
-constexpr int stages(int tok) {
-  const int budget = tok >= 64 ? 200 * 1024 : 110 * 1024;
-  const int s = budget / stage_bytes(tok);
+// tokens, K-major (xk) or not; compile-time, shared with the kernel. Up to 32 tokens the ring
+// fits two CTAs per SM, so a strip's CTA and the next one overlap where strips outnumber the SMs;
+// from 64 K-major tokens (two warpgroups, splits keep one CTA per SM) one CTA takes the SM's
+// whole ring. MN-major tokens (skinny NN: n <= 64 in one 64-wide chunk, mostly zeros) keep one
+// warpgroup and two CTAs per SM, like few tokens (8192 x 8 x 8192 bf16: 88% of cuBLAS with two
+// warpgroups' 128-row strips, 64 CTAs).
+constexpr int groups(int tok, bool xk = true) { return xk && tok >= 64 ? 2 : 1; }
+constexpr int stage_bytes(int tok, bool xk = true) { return groups(tok, xk) * 8192 + tok * 128; }
+constexpr int stages(int tok, bool xk = true) {
+  const int budget = groups(tok, xk) == 2 ? 200 * 1024 : 110 * 1024;
+  const int s = budget / stage_bytes(tok, xk);
   return s > 8 ? 8 : s < 2 ? 2 : s;
 }
-constexpr int smem_bytes(int tok) {
-  return stages(tok) * stage_bytes(tok) + 1024 /* alignment */ + 2 * stages(tok) * 8;
+constexpr int smem_bytes(int tok, bool xk = true) {
+  return stages(tok, xk) * stage_bytes(tok, xk) + 1024 /* alignment */ + 2 * stages(tok, xk) * 8;
 }
-constexpr int threads(int tok) { return 128 * groups(tok) + 32; }  // consumers, then a producer warp
+// Consumers, then a producer warp.
+constexpr int threads(int tok, bool xk = true) { return 128 * groups(tok, xk) + 32; }
 
 struct Plan {
   int tok, groups, strip;  // tokens, consumer warpgroups, columns of C per CTA (64 * groups)
@@ -96,18 +115,19 @@ struct Plan {
   int blocks() const { return strips * splits; }
 };
 
-// forced_splits > 0 (a plan variant): that many splits, as far as the depth allows. scratch:
-// whether the depth may be split at all (the partials need scratch).
+// m tokens against n weight rows. forced_splits > 0 (a plan variant): that many splits, as far
+// as the depth allows. scratch: whether the depth may be split at all (the partials need
+// scratch). xk: the tokens are K-major (see tokens() and groups()).
 Plan plan(int64_t m, int64_t n, int64_t k, const DeviceDesc& dev, bool scratch = true,
-          int forced_splits = 0);
+          int forced_splits = 0, bool xk = true);
 
 // Scratch: partials (blocks * strip * tok floats), then one counter per strip; 0 when splits == 1.
 size_t scratch_bytes(const Plan& p);
 
 // `auto`: the problems wgmma/decode takes (measured, docs/history.md: wgmma/decode): m <= 64,
-// and m <= 128 against a decode-sized weight (n, k >= 1024); one entry (a batch runs as one
-// launch on wgmma/03).
-bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch);
+// and m <= 128 against a decode-sized weight (n, k >= 1024); skinny problems (n <= 64) against a
+// weight of m, k >= 1024; one entry (a batch runs as one launch on wgmma/03).
+bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, bool a_k_major = true);
 
 }  // namespace wgmma_decode_plan
 
