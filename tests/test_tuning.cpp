@@ -127,6 +127,24 @@ TEST(GemmTune, OneEntryPerClassTheLargestProblems) {
   EXPECT_EQ(e[0].shape.m, 32);
 }
 
+// One entry serves a whole class: the candidate with the best geometric mean over its problems
+// wins, not the largest problem's fastest (1280^3 and 1536^3 share a class).
+TEST(GemmTune, ClassEntryIsTheBestGeometricMean) {
+  Report r = report_of({row("auto", 20, 0.06), row("simt/sgemm", 20, 0.08, "32x256/s4", {4, 4}),
+                        row("simt/sgemm", 20, 0.04, "64x256/s1", {3, 1}),
+                        row("auto", 32, 0.06), row("simt/sgemm", 32, 0.03, "32x256/s4", {4, 4}),
+                        row("simt/sgemm", 32, 0.04, "64x256/s1", {3, 1})});
+  const std::vector<TuneEntry> e = choose_tuning(r);
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].plan, "64x256/s1") << "0.04 / 0.04 beats 0.08 / 0.03 over the class";
+  EXPECT_EQ(e[0].shape.m, 32);
+  EXPECT_DOUBLE_EQ(e[0].ms, 0.04);
+  // Where the class's best mean is no better than auto's, no entry.
+  Report even = report_of({row("auto", 20, 0.06), row("simt/sgemm", 20, 0.09, "32x256/s4", {4, 4}),
+                           row("auto", 32, 0.06), row("simt/sgemm", 32, 0.03, "32x256/s4", {4, 4})});
+  EXPECT_TRUE(choose_tuning(even).empty());
+}
+
 TEST(GemmTune, TableMergesWithAnEarlierOne) {
   Report r = report_of({row("auto", 32, 0.06), row("simt/sgemm", 32, 0.03, "32x256/s8", {4, 8}),
                         row("auto", 64, 0.06), row("simt/sgemm", 64, 0.06)});

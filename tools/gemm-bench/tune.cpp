@@ -2,6 +2,7 @@
 #include "gemm-bench/tune.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -41,12 +42,73 @@ nlohmann::json entry_json(const TuneEntry& e) {
 
 }  // namespace
 
+namespace {
+
+// A problem of the run: the rows of auto and cuBLAS, and every checked kernel or plan variant by
+// its label ("kernel[plan]").
+struct Problem {
+  const Row* autos = nullptr;
+  const Row* cublas = nullptr;
+  std::map<std::string, const Row*> candidates;
+  const Row* best() const {
+    const Row* b = nullptr;
+    for (const auto& [label, x] : candidates)
+      if (!b || x->ms_median < b->ms_median) b = x;
+    return b;
+  }
+};
+
+double volume(const Shape& s) { return double(s.m) * s.n * s.k; }
+
+TuneEntry entry_of(const Row& best, const Problem& p) {
+  TuneEntry e;
+  e.dtype = best.dtype, e.trans = best.trans, e.shape = best.shape;
+  e.m_class = gemmlab::extent_class(e.shape.m);
+  e.n_class = gemmlab::extent_class(e.shape.n);
+  e.k_class = gemmlab::extent_class(e.shape.k);
+  e.kernel = best.kernel, e.choice = best.choice, e.plan = best.plan;
+  e.ms = best.ms_median, e.auto_ms = p.autos->ms_median, e.auto_kernel = p.autos->auto_kernel;
+  e.cublas_ms = p.cublas ? p.cublas->ms_median : 0.0;
+  return e;
+}
+
+// The entry of one class, whose problems all have an auto row: the candidate measured on every
+// one of them with the least geometric mean of its time over auto's, if it beats auto by the
+// margin (an entry holds for the whole class: 1280^3 and 1536^3 share one). Where no candidate
+// ran on all of them, the largest problem's fastest, if it beats auto there.
+bool class_entry(const std::vector<const Problem*>& probs, double margin, TuneEntry* out) {
+  const Problem* largest = probs.front();
+  for (const Problem* p : probs)
+    if (volume(p->autos->shape) > volume(largest->autos->shape)) largest = p;
+  std::string pick;
+  double pick_log = 0;
+  for (const auto& [label, x] : probs.front()->candidates) {
+    double log_ratio = 0;
+    bool everywhere = true;
+    for (const Problem* p : probs) {
+      const auto it = p->candidates.find(label);
+      if (it == p->candidates.end()) {
+        everywhere = false;
+        break;
+      }
+      log_ratio += std::log(it->second->ms_median / p->autos->ms_median);
+    }
+    if (everywhere && (pick.empty() || log_ratio < pick_log)) pick = label, pick_log = log_ratio;
+  }
+  if (!pick.empty()) {
+    if (std::exp(pick_log / probs.size()) * (1.0 + margin) >= 1.0) return false;  // auto does as well
+    *out = entry_of(*largest->candidates.at(pick), *largest);
+    return true;
+  }
+  const Row* best = largest->best();
+  if (!best || best->ms_median * (1.0 + margin) >= largest->autos->ms_median) return false;
+  *out = entry_of(*best, *largest);
+  return true;
+}
+
+}  // namespace
+
 std::vector<TuneEntry> choose_tuning(const Report& r, double margin) {
-  struct Problem {
-    const Row* best = nullptr;
-    const Row* autos = nullptr;
-    const Row* cublas = nullptr;
-  };
   std::map<std::string, Problem> problems;
   std::vector<std::string> order;
   for (const Row& x : r.rows) {
@@ -57,35 +119,28 @@ std::vector<TuneEntry> choose_tuning(const Report& r, double margin) {
     Problem& p = problems[key];
     if (x.kernel == "cublas") p.cublas = &x;
     else if (x.kernel == "auto") p.autos = &x;
-    else if (x.kernel != "cublaslt" && x.checked && (!p.best || x.ms_median < p.best->ms_median))
-      p.best = &x;
+    else if (x.kernel != "cublaslt" && x.checked)
+      p.candidates[x.kernel + "[" + x.plan + "]"] = &x;
   }
-  std::map<std::string, TuneEntry> by_class;
+  std::map<std::string, std::vector<const Problem*>> by_class;
   std::vector<std::string> class_order;
   for (const std::string& key : order) {
     const Problem& p = problems[key];
-    if (!p.best || !p.autos) continue;
-    if (p.best->ms_median * (1.0 + margin) >= p.autos->ms_median) continue;  // auto does as well
-    TuneEntry e;
-    e.dtype = p.best->dtype, e.trans = p.best->trans, e.shape = p.best->shape;
-    e.m_class = gemmlab::extent_class(e.shape.m);
-    e.n_class = gemmlab::extent_class(e.shape.n);
-    e.k_class = gemmlab::extent_class(e.shape.k);
-    e.kernel = p.best->kernel, e.choice = p.best->choice, e.plan = p.best->plan;
-    e.ms = p.best->ms_median, e.auto_ms = p.autos->ms_median, e.auto_kernel = p.autos->auto_kernel;
-    e.cublas_ms = p.cublas ? p.cublas->ms_median : 0.0;
-    const std::string ck = class_key(e);
-    auto it = by_class.find(ck);
-    if (it == by_class.end()) {
-      class_order.push_back(ck);
-      by_class.emplace(ck, e);
-    } else {
-      const Shape& o = it->second.shape;
-      if (double(e.shape.m) * e.shape.n * e.shape.k > double(o.m) * o.n * o.k) it->second = e;
-    }
+    if (!p.autos || p.candidates.empty()) continue;
+    TuneEntry probe;
+    probe.dtype = p.autos->dtype, probe.trans = p.autos->trans;
+    probe.m_class = gemmlab::extent_class(p.autos->shape.m);
+    probe.n_class = gemmlab::extent_class(p.autos->shape.n);
+    probe.k_class = gemmlab::extent_class(p.autos->shape.k);
+    const std::string ck = class_key(probe);
+    if (!by_class.count(ck)) class_order.push_back(ck);
+    by_class[ck].push_back(&p);
   }
   std::vector<TuneEntry> out;
-  for (const std::string& ck : class_order) out.push_back(by_class[ck]);
+  for (const std::string& ck : class_order) {
+    TuneEntry e;
+    if (class_entry(by_class[ck], margin, &e)) out.push_back(e);
+  }
   return out;
 }
 

@@ -24,10 +24,12 @@ struct TuneEntry {
   std::string auto_kernel;                    // what `auto` ran there
 };
 
-// Per problem of the plain call (f32 D, no bias or activation, batch 1): the fastest row that
-// passed its fp64 check among the registry kernels and their --variants rows. Kept where it
-// runs more than `margin` faster than the problem's "auto" row (elsewhere `auto` already does as
-// well); one entry per shape class: where several problems fall in one, the largest one's.
+// Per shape class of the plain call (f32 D, no bias or activation, batch 1): among the registry
+// kernels and their --variants rows that passed their fp64 check on every problem of the class,
+// the one with the least geometric mean of its time over the "auto" row's; kept where that mean
+// is more than `margin` under 1 (elsewhere `auto` already does as well). Where no candidate ran
+// on every problem of the class: the largest problem's fastest, if it beats auto by the margin.
+// The entry names the largest problem of the class.
 std::vector<TuneEntry> choose_tuning(const Report& r, double margin = 0.03);
 
 // The table file: {"tool", "device", "sms", "date", "command", "entries": [...]}, entries sorted
