@@ -274,8 +274,8 @@ TEST(LargeShapes, WgmmaDecodeTokensStripsAndSplits) {
 TEST(LargeShapes, WgmmaDecodeSkinnyColumns) {
   GEMMLAB_REQUIRE_GPU();
   const char* kName = "wgmma/decode";
-  // NN: B's k x 16 rows are read MN-major as 64 tokens, one warpgroup per 64 rows of C.
-  if (const unsigned grid = h100_grid(kName, Precision::BF16, 8192, 16, 8192)) EXPECT_EQ(grid, 128u);
+  // NN: B's k x 16 rows are read MN-major as 64 tokens, in 128-row strips of A.
+  if (const unsigned grid = h100_grid(kName, Precision::BF16, 8192, 16, 8192)) EXPECT_EQ(grid, 64u);
   for (Precision prec : {Precision::BF16, Precision::FP16})
     for (Shape shape : {Shape{5000, 1, 3001}, Shape{4097, 2, 1031}, Shape{3000, 7, 2049},
                         Shape{2048, 16, 4096}, Shape{1000, 33, 257}, Shape{4100, 64, 1000},
@@ -297,6 +297,39 @@ TEST(LargeShapes, WgmmaDecodeSkinnyColumns) {
     const ForcePlan force(choices[i]);
     check_kernel({Precision::BF16, Shape{3000, 16, 5000}, Op::N, Op::N, 0, false}, kName);
   }
+}
+
+// wgmma/small: every (tile, splits) plan variant it offers gemm-tune computes the same product,
+// each checked against fp64 under its ForcePlan: tokens as C's rows (NN, misaligned rows packed)
+// and as its columns (TN: MN-major tokens; TT), K not a multiple of 64.
+TEST(LargeShapes, WgmmaSmallEveryPlanVariant) {
+  GEMMLAB_REQUIRE_GPU();
+  const char* kName = "wgmma/small";
+  if (const unsigned grid = h100_grid(kName, Precision::BF16, 1024, 1024, 1024)) EXPECT_EQ(grid, 128u);
+  const KernelDesc* kd = find_kernel(kName);
+  ASSERT_NE(kd, nullptr);
+  ASSERT_NE(kd->variants, nullptr);
+  int runs = 0;
+  const Case cases[] = {{Precision::BF16, Shape{300, 500, 1000}, Op::N, Op::N, 3, false},
+                        {Precision::FP16, Shape{129, 77, 5000}, Op::T, Op::N, 0, true},
+                        {Precision::BF16, Shape{700, 260, 3001}, Op::T, Op::T, 0, false}};
+  for (const Case& c : cases) {
+    GemmProblem p;
+    p.precision = c.precision, p.m = c.shape.m, p.n = c.shape.n, p.k = c.shape.k;
+    p.op_a = c.op_a, p.op_b = c.op_b;
+    p.A = p.B = p.C = reinterpret_cast<float*>(uintptr_t{1} << 20);
+    p.lda = p.ldb = p.ldc = 8192;
+    PlanChoice choices[64];
+    const int n = kd->variants(p, choices, 64);
+    EXPECT_GT(n, 3) << "tiles and splits to choose among";
+    for (int i = 0; i < n; ++i) {
+      SCOPED_TRACE(plan_choice_label(choices[i], kd->tile_names));
+      const ForcePlan force(choices[i]);
+      check_kernel(c, kName);
+      ++runs;
+    }
+  }
+  std::printf("[  NOTE    ] wgmma/small: %d forced plans checked against fp64\n", runs);
 }
 
 // Every plan variant simt/sgemm offers gemm-tune (every tile it can take, forced depth splits:
@@ -577,7 +610,7 @@ TEST(AutoKernel, PicksAKernelPerPrecision) {
 // most half the SMs busy and are too shallow for its stream-k (wgmma/02 measured faster there),
 // and leads everywhere else except decode rows (m <= 64, or <= 128 against a weight of <= 8192
 // columns), which take wgmma/decode.
-TEST(AutoKernel, SmallGrids16BitTakeWgmma02) {
+TEST(AutoKernel, SmallGrids16BitTakeWgmmaSmall) {
   GEMMLAB_REQUIRE_GPU();
   int major = 0, sms = 0;
   ASSERT_EQ(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0), cudaSuccess);
@@ -589,14 +622,16 @@ TEST(AutoKernel, SmallGrids16BitTakeWgmma02) {
     const char* kernel;
   };
   const TuningOff planners_only;  // the priorities' own choice (the table's: AutoKernel.UsesTheTuningTable)
-  const Want wants[] = {{1024, 1024, 1024, Precision::BF16, "wgmma/02_tma_wgmma_pipelined"},
-                        {1024, 1024, 1024, Precision::FP16, "wgmma/02_tma_wgmma_pipelined"},
+  const Want wants[] = {{1024, 1024, 1024, Precision::BF16, "wgmma/small"},
+                        {1024, 1024, 1024, Precision::FP16, "wgmma/small"},
                         {1024, 1024, 1024, Precision::TF32, "wgmma/03_tma_wgmma_ws_persistent"},
                         {4096, 4096, 64, Precision::BF16, "wgmma/03_tma_wgmma_ws_persistent"},
-                        {1024, 1024, 4096, Precision::BF16, "wgmma/03_tma_wgmma_ws_persistent"},
+                        {1024, 1024, 4096, Precision::BF16, "wgmma/small"},
+                        {1024, 1024, 131072, Precision::BF16, "wgmma/split_k"},
                         {1025, 1025, 1025, Precision::FP32, "simt/sgemm"},
                         {16, 4096, 4096, Precision::BF16, "wgmma/decode"},
-                        {100, 4096, 4096, Precision::FP16, "wgmma/decode"}};
+                        {100, 4096, 4096, Precision::FP16, "wgmma/small"},
+                        {8192, 16, 8192, Precision::BF16, "wgmma/decode"}};
   for (const Want& w : wants) {
     SCOPED_TRACE(std::to_string(w.m) + "x" + std::to_string(w.n) + " " + precision_name(w.prec));
     const int eb = input_bytes(w.prec);

@@ -538,7 +538,7 @@ TEST(WgmmaDecodePlan, TokensStripsAndSplitsCoverTheProblem) {
   // auto: every m <= 64; m <= 128 against a decode-sized weight; one entry.
   EXPECT_TRUE(dp::auto_takes(1, 100, 7, 1));
   EXPECT_TRUE(dp::auto_takes(64, 14336, 4096, 1));
-  EXPECT_TRUE(dp::auto_takes(128, 14336, 4096, 1));
+  EXPECT_FALSE(dp::auto_takes(128, 14336, 4096, 1));  // wgmma/small's
   EXPECT_FALSE(dp::auto_takes(128, 128, 128, 1));
   EXPECT_FALSE(dp::auto_takes(256, 4096, 4096, 1));
   EXPECT_FALSE(dp::auto_takes(16, 4096, 4096, 8));
@@ -565,8 +565,8 @@ TEST(WgmmaDecodePlan, SkinnyModeTakesFewColumnsAsTokens) {
   for (int n : {1, 2, 8, 16, 33, 64}) {
     SCOPED_TRACE(n);
     EXPECT_EQ(dp::plan(n, 8192, 8192, kH100, true, 0, false).tok, 64);  // MN-major tokens
-    EXPECT_EQ(dp::plan(n, 8192, 8192, kH100, true, 0, false).groups, 1);
-    EXPECT_EQ(dp::plan(n, 8192, 8192, kH100, true, 0, false).ctas_per_sm, 2);
+    EXPECT_EQ(dp::plan(n, 8192, 8192, kH100, true, 0, false).groups, 2);
+    EXPECT_EQ(dp::plan(n, 8192, 8192, kH100, true, 0, false).ttiles, 1);
     EXPECT_EQ(dp::plan(n, 8192, 8192, kH100).tok, dp::tokens(n));
     EXPECT_GE(dp::plan(n, 8192, 8192, kH100).tok, n);
   }
@@ -579,6 +579,62 @@ TEST(WgmmaDecodePlan, SkinnyModeTakesFewColumnsAsTokens) {
   EXPECT_FALSE(dp::auto_takes(8192, 16, 512, 1, true));
   EXPECT_FALSE(dp::auto_takes(8192, 16, 8192, 2, true));
   EXPECT_FALSE(dp::auto_takes(64, 64, 4096, 1, false));
+}
+
+// wgmma/small (plan.h): the tokens are C's rows when op(A) = A (K-major), else its columns; the
+// tiles cover tokens and weight rows, the splits the depth without an empty one; MN-major tokens
+// never get tiles under 64; a forced tile / split count is honoured (splits as far as the depth
+// allows); no scratch, no split; the model's choice is the cheapest of every pair it weighs.
+TEST(WgmmaSmallPlan, TilesAndSplitsCoverTheProblem) {
+  namespace sp = wgmma_small_plan;
+  namespace dp = wgmma_decode_plan;
+  EXPECT_FALSE(sp::roles_of(100, 200, true, false).skinny);
+  EXPECT_EQ(sp::roles_of(100, 200, true, false).tokens, 100);
+  EXPECT_TRUE(sp::roles_of(100, 200, false, false).skinny);
+  EXPECT_EQ(sp::roles_of(100, 200, false, false).tokens, 200);
+  EXPECT_FALSE(sp::roles_of(100, 200, false, false).xk);
+  EXPECT_TRUE(sp::roles_of(100, 200, false, true).xk);
+  for (const DeviceDesc& dev : {kH100, kA100})
+    for (int64_t tokens : {1, 7, 128, 300, 1024, 1536})
+      for (int64_t weights : {1, 100, 1024, 4096})
+        for (int64_t k : {1, 64, 1000, 8192, 131072})
+          for (bool xk : {true, false}) {
+            SCOPED_TRACE(testing::Message() << tokens << "x" << weights << "x" << k << " xk=" << xk
+                                            << " sms=" << dev.sms);
+            const dp::Plan p = sp::plan(tokens, weights, k, dev, true, xk);
+            EXPECT_GE(static_cast<int64_t>(p.ttiles) * p.tok, tokens);
+            EXPECT_LT(static_cast<int64_t>(p.ttiles - 1) * p.tok, tokens);
+            EXPECT_GE(static_cast<int64_t>(p.strips) * p.strip, weights);
+            EXPECT_EQ(p.strip, 64 * p.groups);
+            if (!xk) EXPECT_GE(p.tok, 64);
+            EXPECT_GE(p.splits * p.kb_per_split, p.num_kb);
+            EXPECT_LT((p.splits - 1) * p.kb_per_split, p.num_kb) << "an empty split";
+            EXPECT_LE(p.splits, dp::kMaxSplits);
+            EXPECT_EQ(sp::plan(tokens, weights, k, dev, false, xk).splits, 1);
+            for (int t = 1; t <= sp::kTiles; ++t)
+              for (int s : {1, 4}) {
+                const dp::Plan f = sp::plan(tokens, weights, k, dev, true, xk, t, s);
+                if (xk || sp::kTileTok[t - 1] >= 64) EXPECT_EQ(f.tok, sp::kTileTok[t - 1]);
+                EXPECT_EQ(f.splits, std::min(s, std::max(1, std::min(dp::kMaxSplits, f.num_kb / 2))));
+                EXPECT_LE(sp::cost(p, dev), sp::cost(f, dev) + 1e-9) << "not the cheapest";
+              }
+          }
+  // auto: one 16-bit entry whose 128 x 256 tiles do not fill the SMs.
+  EXPECT_TRUE(sp::auto_takes(1024, 1024, 1024, 1, kH100));
+  EXPECT_TRUE(sp::auto_takes(128, 128, 131072, 1, kH100));
+  EXPECT_TRUE(sp::auto_takes(256, 4096, 14336, 1, kH100));
+  EXPECT_FALSE(sp::auto_takes(256, 256, 32768, 1, kH100));
+  EXPECT_FALSE(sp::auto_takes(2048, 4096, 512, 1, kH100));
+  EXPECT_FALSE(sp::auto_takes(1024, 1024, 1024, 4, kH100));
+  // The model's picks on the H100 where they were measured best (docs/history.md: wgmma/small).
+  const auto pick = [](int64_t t, int64_t w, int64_t k) {
+    const dp::Plan p = sp::plan(t, w, k, kH100, true, true);
+    return std::make_pair(p.tok, p.splits);
+  };
+  EXPECT_EQ(pick(1024, 1024, 1024), std::make_pair(64, 1));
+  EXPECT_EQ(pick(256, 256, 256), std::make_pair(8, 1));
+  EXPECT_EQ(pick(128, 128, 8192), std::make_pair(16, 8));
+  EXPECT_EQ(pick(256, 4096, 14336), std::make_pair(128, 2));
 }
 
 }  // namespace

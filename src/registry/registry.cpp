@@ -43,7 +43,8 @@ extern const KernelDesc kWgmmaBasic;
 extern const KernelDesc kWgmmaTmaPipelined;
 extern const KernelDesc kWgmmaWarpSpecializedPersistent;
 extern const KernelDesc kWgmmaSplitK;  // split_k.cu: deep K, few tiles
-extern const KernelDesc kWgmmaDecode;  // decode.cu: 16-bit, m <= 256, swapped
+extern const KernelDesc kWgmmaDecode;  // decode.cu: 16-bit, m <= 256 (or n <= 64), swapped
+extern const KernelDesc kWgmmaSmall;   // small.cu: 16-bit, C too small for 128 x 256 tiles
 // ---- wgmma: end ----
 
 const std::vector<KernelDesc>& all_kernels() {
@@ -80,6 +81,7 @@ const std::vector<KernelDesc>& all_kernels() {
       kWgmmaWarpSpecializedPersistent,
       kWgmmaSplitK,
       kWgmmaDecode,
+      kWgmmaSmall,
       // wgmma: end
   };
   return kernels;

@@ -1,7 +1,9 @@
-// wgmma/03's planner (plan.h). The figures behind each threshold are in docs/history.md.
+// The planners of wgmma/03, wgmma/split_k, wgmma/decode and wgmma/small (plan.h). The figures
+// behind each threshold are in docs/history.md.
 #include "kernels/wgmma/plan.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace gemmlab {
 namespace wgmma_plan {
@@ -115,11 +117,12 @@ Plan plan(int64_t m, int64_t n, int64_t k, const DeviceDesc& dev, bool scratch, 
           bool xk) {
   Plan p{};
   p.tok = tokens(m, xk);
-  p.groups = groups(p.tok, xk);
+  p.groups = groups(p.tok);
   p.strip = 64 * p.groups;
   p.strips = static_cast<int>((n + p.strip - 1) / p.strip);
+  p.ttiles = static_cast<int>((m + p.tok - 1) / p.tok);
   p.num_kb = static_cast<int>((k + kBK - 1) / kBK);
-  const int per_sm = dev.smem_per_sm > 0 ? dev.smem_per_sm / (smem_bytes(p.tok, xk) + 1024) : 1;
+  const int per_sm = dev.smem_per_sm > 0 ? dev.smem_per_sm / (smem_bytes(p.tok) + 1024) : 1;
   p.ctas_per_sm = std::max(1, std::min(2, per_sm));
   const int max_splits =
       scratch ? std::max(1, std::min(kMaxSplits, p.num_kb / kMinKBlocks)) : 1;
@@ -136,7 +139,7 @@ Plan plan(int64_t m, int64_t n, int64_t k, const DeviceDesc& dev, bool scratch, 
     // 52.3 us, 2 splits 56.6; 128 x 4096 x 4096: 2 splits 23.7, 4 splits 25.5).
     const int min_kb = p.groups == 1 ? 64 : 16;
     const int64_t ctas = p.groups == 1 ? std::max(1, dev.sms) : std::max(1, dev.sms / 2);
-    while (best < max_splits && static_cast<int64_t>(p.strips) * (best + 1) <= ctas &&
+    while (best < max_splits && static_cast<int64_t>(p.tiles()) * (best + 1) <= ctas &&
            p.num_kb / (best + 1) >= min_kb)
       ++best;
   }
@@ -148,16 +151,98 @@ Plan plan(int64_t m, int64_t n, int64_t k, const DeviceDesc& dev, bool scratch, 
 size_t scratch_bytes(const Plan& p) {
   if (p.splits <= 1) return 0;
   return static_cast<size_t>(p.blocks()) * p.strip * p.tok * sizeof(float) +
-         static_cast<size_t>(p.strips) * sizeof(unsigned long long);
+         static_cast<size_t>(p.tiles()) * sizeof(unsigned long long);
 }
 
 bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, bool a_k_major) {
   if (batch != 1) return false;
   if (mode_of(m, n, a_k_major) == Mode::Skinny) return m >= 1024 && k >= 1024;
-  if (m > 128 || !a_k_major) return false;
-  return m <= 64 || (n >= 1024 && k >= 1024);
+  return m <= 64 && a_k_major;
 }
 
 }  // namespace wgmma_decode_plan
+
+namespace wgmma_small_plan {
+
+const char* const kTileNames[kTiles + 1] = {"64x8",   "64x16",   "64x32",  "128x64",
+                                            "128x128", "128x256", nullptr};
+
+Roles roles_of(int64_t m, int64_t n, bool a_k_major, bool b_k_major) {
+  if (a_k_major) return {false, true, m, n};
+  return {true, b_k_major, n, m};
+}
+
+namespace {
+// The model's machine: wgmma's 16-bit rate per SM (the H100's), the L2 -> SM bytes one SM and the
+// whole chip take per clock, the clocks of a tile's start and epilogue and of a split's
+// hand-over, and the bytes per clock at which a tile's last split sums the partials. Not
+// measured one by one: fitted so that the model's pick is the fastest of the (tile, splits)
+// variants measured on the H100 (bf16 small and deep-k suites, decode rows of 128 and 256, 29
+// shapes, 2026-11-24): its pick's time is within 2% of the best on geometric mean, 12% at worst.
+// gemm-tune's table corrects the choices where they miss.
+constexpr double kFmaPerClk = 2048, kSmBytesPerClk = 48, kL2BytesPerClk = 6000;
+constexpr double kFixedClk = 1000, kSyncClk = 1500, kPartialBytesPerClk = 16;
+
+dp::Plan make(int64_t tokens, int64_t weights, int64_t k, const DeviceDesc& dev, int tok,
+              int splits) {
+  dp::Plan p{};
+  p.tok = tok;
+  p.groups = dp::groups(tok);
+  p.strip = 64 * p.groups;
+  p.strips = static_cast<int>((weights + p.strip - 1) / p.strip);
+  p.ttiles = static_cast<int>((tokens + tok - 1) / tok);
+  p.num_kb = static_cast<int>((k + dp::kBK - 1) / dp::kBK);
+  const int per_sm = dev.smem_per_sm > 0 ? dev.smem_per_sm / (dp::smem_bytes(tok) + 1024) : 1;
+  p.ctas_per_sm = std::max(1, std::min(2, per_sm));
+  p.kb_per_split = (p.num_kb + splits - 1) / splits;
+  p.splits = (p.num_kb + p.kb_per_split - 1) / p.kb_per_split;  // no empty split
+  return p;
+}
+}  // namespace
+
+double cost(const dp::Plan& p, const DeviceDesc& dev) {
+  const double sms = std::max(1, dev.sms);
+  const double ctas = static_cast<double>(p.blocks());
+  const double slots = sms * p.ctas_per_sm;
+  const double waves = std::ceil(ctas / slots);
+  const double sharing = std::min<double>(p.ctas_per_sm, std::ceil(ctas / sms));  // CTAs per SM
+  const double mma = 64.0 * p.groups * p.tok * dp::kBK / kFmaPerClk;
+  const double load = dp::stage_bytes(p.tok) / kSmBytesPerClk;
+  const double sm = waves * p.kb_per_split * sharing * std::max(mma, load);
+  const double l2 = ctas * p.kb_per_split * dp::stage_bytes(p.tok) / kL2BytesPerClk;
+  const double partial = 4.0 * p.strip * p.tok / kPartialBytesPerClk;  // one split's floats
+  const double reduce = p.splits > 1 ? kSyncClk + (p.splits + 1) * partial : 0.0;
+  return std::max(sm, l2) + waves * kFixedClk + reduce;
+}
+
+dp::Plan plan(int64_t tokens, int64_t weights, int64_t k, const DeviceDesc& dev, bool scratch,
+              bool xk, int tile, int splits) {
+  const int num_kb = static_cast<int>((k + dp::kBK - 1) / dp::kBK);
+  const int max_splits = scratch ? std::max(1, std::min(dp::kMaxSplits, num_kb / 2)) : 1;
+  dp::Plan best{};
+  double best_cost = 0;
+  for (int i = 0; i < kTiles; ++i) {
+    if ((tile > 0 && i != tile - 1) || (!xk && kTileTok[i] < 64)) continue;
+    // Forced: that many splits, as far as the depth allows; else 1, 2, 4, ... of them.
+    for (int s = splits > 0 ? std::min(splits, max_splits) : 1; s <= max_splits; s *= 2) {
+      if (splits > 0 && s > std::min(splits, max_splits)) break;
+      const dp::Plan p = make(tokens, weights, k, dev, kTileTok[i], s);
+      const double c = cost(p, dev);
+      if (best.tok == 0 || c < best_cost) best = p, best_cost = c;
+    }
+  }
+  if (best.tok == 0)  // a forced tile the tokens' majorness rules out: the model's own
+    return plan(tokens, weights, k, dev, scratch, xk, 0, splits);
+  return best;
+}
+
+bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc& dev) {
+  if (batch != 1 || ((m + 127) / 128) * ((n + 255) / 256) >= dev.sms) return false;
+  // Deep K over a C of 256 x 256 or more: wgmma/split_k's 128 x 256 slices (H100, bf16, us:
+  // 256 x 256 x 131072 59.9 against 78.2, 512 x 512 x 32768 40.5 against 51.8).
+  return k < 32768 || m * n < 256 * 256;
+}
+
+}  // namespace wgmma_small_plan
 
 }  // namespace gemmlab

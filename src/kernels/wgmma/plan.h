@@ -88,47 +88,82 @@ constexpr int kMaxSplits = 64;  // the split counters count to 255
 // false: read in 64-wide chunks).
 int tokens(int64_t m, bool xk = true);
 // Consumer warpgroups (64 columns of C each) and pipeline stages of the instance for `tok`
-// tokens, K-major (xk) or not; compile-time, shared with the kernel. Up to 32 tokens the ring
-// fits two CTAs per SM, so a strip's CTA and the next one overlap where strips outnumber the SMs;
-// from 64 K-major tokens (two warpgroups, splits keep one CTA per SM) one CTA takes the SM's
-// whole ring. MN-major tokens (skinny NN: n <= 64 in one 64-wide chunk, mostly zeros) keep one
-// warpgroup and two CTAs per SM, like few tokens (8192 x 8 x 8192 bf16: 88% of cuBLAS with two
-// warpgroups' 128-row strips, 64 CTAs).
-constexpr int groups(int tok, bool xk = true) { return xk && tok >= 64 ? 2 : 1; }
-constexpr int stage_bytes(int tok, bool xk = true) { return groups(tok, xk) * 8192 + tok * 128; }
-constexpr int stages(int tok, bool xk = true) {
-  const int budget = groups(tok, xk) == 2 ? 200 * 1024 : 110 * 1024;
-  const int s = budget / stage_bytes(tok, xk);
+// tokens; compile-time, shared with the kernel. Up to 32 tokens the ring fits two CTAs per SM, so
+// a strip's CTA and the next one overlap where strips outnumber the SMs; from 64 tokens (two
+// warpgroups, splits keep one CTA per SM) one CTA takes the SM's whole ring.
+constexpr int groups(int tok) { return tok >= 64 ? 2 : 1; }
+constexpr int stage_bytes(int tok) { return groups(tok) * 8192 + tok * 128; }
+constexpr int stages(int tok) {
+  const int budget = tok >= 64 ? 200 * 1024 : 110 * 1024;
+  const int s = budget / stage_bytes(tok);
   return s > 8 ? 8 : s < 2 ? 2 : s;
 }
-constexpr int smem_bytes(int tok, bool xk = true) {
-  return stages(tok, xk) * stage_bytes(tok, xk) + 1024 /* alignment */ + 2 * stages(tok, xk) * 8;
+constexpr int smem_bytes(int tok) {
+  return stages(tok) * stage_bytes(tok) + 1024 /* alignment */ + 2 * stages(tok) * 8;
 }
-// Consumers, then a producer warp.
-constexpr int threads(int tok, bool xk = true) { return 128 * groups(tok, xk) + 32; }
+constexpr int threads(int tok) { return 128 * groups(tok) + 32; }  // consumers, then a producer warp
 
 struct Plan {
-  int tok, groups, strip;  // tokens, consumer warpgroups, columns of C per CTA (64 * groups)
-  int strips, splits;      // the grid: strips * splits CTAs (CTA b: strip b / splits)
+  int tok, groups, strip;  // tokens per tile, consumer warpgroups, weight rows per tile (64 groups)
+  int strips, ttiles;      // tiles: strips of the weight x tiles of tok tokens (1 but wgmma/small)
+  int splits;              // the grid: tiles * splits CTAs (CTA b: tile b / splits)
   int num_kb, kb_per_split;
   int ctas_per_sm;
-  int blocks() const { return strips * splits; }
+  int tiles() const { return strips * ttiles; }
+  int blocks() const { return tiles() * splits; }
 };
 
 // m tokens against n weight rows. forced_splits > 0 (a plan variant): that many splits, as far
 // as the depth allows. scratch: whether the depth may be split at all (the partials need
-// scratch). xk: the tokens are K-major (see tokens() and groups()).
+// scratch). xk: the tokens are K-major (see tokens()).
 Plan plan(int64_t m, int64_t n, int64_t k, const DeviceDesc& dev, bool scratch = true,
           int forced_splits = 0, bool xk = true);
 
-// Scratch: partials (blocks * strip * tok floats), then one counter per strip; 0 when splits == 1.
+// Scratch: partials (blocks * strip * tok floats), then one counter per tile; 0 when splits == 1.
 size_t scratch_bytes(const Plan& p);
 
-// `auto`: the problems wgmma/decode takes (measured, docs/history.md: wgmma/decode): m <= 64,
-// and m <= 128 against a decode-sized weight (n, k >= 1024); skinny problems (n <= 64) against a
-// weight of m, k >= 1024; one entry (a batch runs as one launch on wgmma/03).
+// `auto`: the problems wgmma/decode takes (measured, docs/history.md: wgmma/decode and
+// wgmma/small): m <= 64 (from 128 rows wgmma/small's tiles win: bf16 128 x 4096 x 4096 20.3 us
+// against 24.2); skinny problems (n <= 64) against a weight of m, k >= 1024; one entry (a batch
+// runs as one launch on wgmma/03).
 bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, bool a_k_major = true);
 
 }  // namespace wgmma_decode_plan
+
+// The planner of wgmma/small: the strips kernel (wgmma/decode's) over a grid of tiles, for 16-bit
+// problems whose C is too small for wgmma/03's 128 x 256 tiles to fill the SMs (small squares,
+// deep K over a small C, M = 128..256 decode rows). A tile is 64 x tok (tok <= 32: one consumer
+// warpgroup, two CTAs per SM) or 128 x tok (64 <= tok <= 256); the tokens are the rows of C when
+// op(A) = A (K-major), else its columns. The tile and the depth splits come from a cost model of
+// the SM (wgmma issue, L2 -> SM bytes) and of the chip's L2, with each split's partial charged;
+// gemm-tune measures every (tile, splits) variant where the model is off.
+namespace wgmma_small_plan {
+
+namespace dp = wgmma_decode_plan;
+constexpr int kTiles = 6;
+constexpr int kTileTok[kTiles] = {8, 16, 32, 64, 128, 256};  // tile index i: 64|128 x kTileTok[i]
+extern const char* const kTileNames[kTiles + 1];              // "64x8" .. "128x256", null
+
+// Whether the tokens are C's rows (op(A) = A), and so whether they are K-major.
+struct Roles {
+  bool skinny;  // tokens = C's columns (op(A) = A^T)
+  bool xk;      // tokens K-major: op(A) = A, or op(B) = B^T when skinny
+  int64_t tokens, weights;
+};
+Roles roles_of(int64_t m, int64_t n, bool a_k_major, bool b_k_major);
+
+// The model's time of a plan, in SM clocks (only its order matters).
+double cost(const dp::Plan& p, const DeviceDesc& dev);
+
+// tile (1-based into kTileTok; 0: the model's) and splits (0: the model's) are plan variants.
+// xk false (MN-major tokens): tiles of 64 tokens or more. scratch false: no depth split.
+dp::Plan plan(int64_t tokens, int64_t weights, int64_t k, const DeviceDesc& dev, bool scratch,
+              bool xk, int tile = 0, int splits = 0);
+
+// `auto`: one 16-bit entry whose 128 x 256 tiles (wgmma/03's) are fewer than the SMs, but for
+// K >= 32768 over a C of 256 x 256 or more (wgmma/split_k's).
+bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc& dev);
+
+}  // namespace wgmma_small_plan
 
 }  // namespace gemmlab

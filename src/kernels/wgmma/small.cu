@@ -1,0 +1,101 @@
+// wgmma/small: 16-bit GEMMs whose C is too small for wgmma/03's 128 x 256 tiles to fill the SMs:
+// small squares, deep K over a small C, decode rows from 128 to 256, on Hopper tensor cores.
+//
+// Bottleneck attacked: few, large tiles. bf16 1024^3 on wgmma/02 is 64 CTAs of 128 x 128 on 132
+// SMs (14.5 us by ncu; cuBLAS's 128 CTAs of 128 x 64: 8.3 us); 128^3 is one CTA (7.1 us against
+// cuBLAS's 32 CTAs, 4.0 us); 128 x 128 x 8192 on wgmma/split_k is 32 slices of a 128 x 256 tile
+// whose other half is padding, and a second kernel to sum them (11.6 + 5.8 us; cuBLAS 64 x 32
+// tiles split-K, 6.6 + 4.5) (H100, 2026-11-24, docs/history.md: wgmma/small).
+// What changed: the strips kernel (strips.cu, wgmma/decode's) over a grid of tiles: 64 x tok
+// (tok = 8, 16, 32: one consumer warpgroup, two CTAs per SM) or 128 x tok (64, 128, 256), the
+// tokens being C's rows (op(A) = A) or columns, split in depth where the tiles leave SMs idle;
+// the splits of a tile sum their partials in split order inside the kernel (no second launch,
+// deterministic). The tile and the splits come from a cost model (wgmma/plan.h:
+// wgmma_small_plan); every (tile, splits) pair is a plan variant that gemm-tune measures.
+// Seed: beyond the seeds (issue: small squares and deep K).
+// Measured: see docs/results/h100-suite-small.md and h100-suite-deep-k.md.
+#include "kernels/wgmma/plan.h"
+#include "kernels/wgmma/strips.h"
+#include "runtime/device_props.h"
+#include "runtime/plan_choice.h"
+
+namespace gemmlab {
+namespace {
+
+namespace dp = wgmma_decode_plan;
+namespace sp = wgmma_small_plan;
+
+sp::Roles roles_of(const GemmProblem& p) {
+  return sp::roles_of(p.m, p.n, p.op_a == Op::N, p.op_b == Op::T);
+}
+
+dp::Plan plan_of(const GemmProblem& p, bool scratch, PlanChoice c) {
+  const sp::Roles r = roles_of(p);
+  return sp::plan(r.tokens, r.weights, p.k, current_device_desc(), scratch, r.xk, c.tile,
+                  c.splits);
+}
+
+const char* unsupported(const GemmProblem& p) {
+  if (p.m > INT32_MAX - 256 || p.n > INT32_MAX - 256) return "needs m, n < 2^31 - 256";
+  if ((p.m / 64 + 1) * (p.n / 8 + 1) > (int64_t{1} << 30)) return "more than 2^30 tiles";
+  return nullptr;
+}
+
+LaunchConfig config(const GemmProblem& p) {
+  return strips_config(p, roles_of(p).skinny, plan_of(p, true, forced_plan()));
+}
+
+cudaError_t launch(const GemmProblem& p) {
+  const PlanChoice c = forced_plan();
+  return launch_strips(p, roles_of(p).skinny, plan_of(p, true, c),
+                       plan_of(p, false, PlanChoice{c.tile, 1}));
+}
+
+// Plan variants for gemm-tune: every tile the tokens' majorness allows, each with 1, 2, 4, ...
+// splits while they fit two waves of CTAs.
+int variants(const GemmProblem& p, PlanChoice* out, int max) {
+  const sp::Roles r = roles_of(p);
+  const DeviceDesc dev = current_device_desc();
+  int n = 0;
+  for (int t = 1; t <= sp::kTiles && n < max; ++t) {
+    if (!r.xk && sp::kTileTok[t - 1] < 64) continue;
+    int last = 0;
+    for (int s = 1; s <= dp::kMaxSplits && n < max; s *= 2) {
+      const dp::Plan pl = sp::plan(r.tokens, r.weights, p.k, dev, true, r.xk, t, s);
+      if (pl.splits == last || pl.blocks() > 2 * pl.ctas_per_sm * dev.sms) break;
+      out[n++] = PlanChoice{t, pl.splits};
+      last = pl.splits;
+    }
+  }
+  return n;
+}
+
+// Ahead of wgmma/split_k (220) and wgmma/03 (200), behind wgmma/decode (260) and gemv/mma (250).
+int auto_priority(const GemmProblem& p) {
+  const bool half = p.precision == Precision::BF16 || p.precision == Precision::FP16;
+  return half && sp::auto_takes(p.m, p.n, p.k, p.batch, current_device_desc()) ? 240 : 0;
+}
+
+}  // namespace
+
+extern const KernelDesc kWgmmaSmall = {
+    .name = "wgmma/small",
+    .step = 6,
+    .family = "wgmma",
+    .seed = "beyond the seeds",
+    .summary = "16-bit, C too small for 128 x 256 tiles: the strips kernel over a grid of "
+               "64|128 x 8..256 tiles, depth splits summed in order inside the kernel; tile and "
+               "splits from a cost model, every pair a gemm-tune variant",
+    .dtypes = kBF16 | kFP16,
+    .min_cc = 90,
+    .auto_priority = 240,
+    .unsupported = unsupported,
+    .launch = launch,
+    .config = config,
+    .auto_priority_for = auto_priority,
+    .features = kLargeOperands,
+    .variants = variants,
+    .tile_names = sp::kTileNames,
+};
+
+}  // namespace gemmlab

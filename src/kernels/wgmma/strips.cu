@@ -1,0 +1,252 @@
+// The strips kernel of wgmma/decode and wgmma/small (strips.h): one tile of C per CTA, a strip of
+// the weight W (64 rows per consumer warpgroup, wgmma's M side) against tok tokens X (wgmma's N
+// side, m64nNk16, N = 8 .. 256), over a range of K.
+//
+// A producer warp keeps a deep ring of TMA stages full (W: 64 or 128 rows x 64 of K, K- or
+// MN-major; X: the tile's tokens x 64 of K), one or two consumer warpgroups issue the wgmmas and
+// release each stage once the wgmma that read it has retired. The splits of a tile publish their
+// partials and the last to arrive sums them in split order (split_k.cuh): deterministic, beta * C
+// read once. The epilogue stores each accumulator through the shared Epilogue (bias, activation,
+// D's dtype), C's (token, w) element, or (w, token) where the tokens are C's columns.
+// The kernels that run it say what they attack and what they measured: decode.cu, small.cu.
+#include "kernels/wgmma/strips.h"
+
+#include "kernels/common/launch.cuh"
+#include "kernels/common/split_k.cuh"
+#include "kernels/wgmma/host.h"
+#include "kernels/wgmma/sm90.cuh"
+#include "runtime/device_props.h"
+#include "runtime/workspace.h"
+
+namespace gemmlab {
+namespace {
+
+using namespace sm90;
+namespace dp = wgmma_decode_plan;
+
+struct Args {
+  int k;
+  int ttiles;  // tiles of kTok tokens (1 but for wgmma/small); CTA b: tile b / splits
+  int kb_per_split, splits;
+  SplitWorkspace ws;
+};
+
+// kTok tokens; kWK: W (the kernel's A: op(B)^T, or op(A) when skinny) is K-major; kXK: X (the
+// tokens) is K-major (always for decode; skinny NN reads B's k x n rows MN-major, kTok = 64).
+template <typename T, int kTok, bool kWK, bool kXK = true>
+struct Shape {
+  static constexpr int kGroups = dp::groups(kTok);
+  static constexpr int kStrip = 64 * kGroups;
+  static constexpr int kStages = dp::stages(kTok);
+  static constexpr int kThreads = dp::threads(kTok);
+  static constexpr int kConsumers = 128 * kGroups;
+  static constexpr int kSmem = dp::smem_bytes(kTok);
+  using Tile = StageTile<T, kStrip, kTok, kWK, kXK>;
+  static_assert(kStages * Tile::kBytes + 1024 + 2 * kStages * 8 <= kSmem, "smem plan");
+};
+
+// kSkinny: the weight's rows are C's rows and the tokens its columns (else the other way round).
+template <typename T, int kTok, bool kWK, bool kXK, bool kSkinny>
+__global__ void __launch_bounds__(dp::threads(kTok), 1)
+    strips_kernel(const __grid_constant__ CUtensorMap map_w, const __grid_constant__ CUtensorMap map_x,
+                  Epilogue ep, Args a) {
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  using S = Shape<T, kTok, kWK, kXK>;
+  using TileT = typename S::Tile;
+  extern __shared__ uint8_t smem_raw[];
+  uint8_t* smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
+  uint64_t* full = reinterpret_cast<uint64_t*>(smem + S::kStages * TileT::kBytes);
+  uint64_t* empty = full + S::kStages;
+  __shared__ int last_flag;
+
+  // CTA b: tile b / splits (strip tile / ttiles, token tile tile % ttiles), split b % splits.
+  const int tile = blockIdx.x / a.splits, split = blockIdx.x % a.splits;
+  const int strip = tile / a.ttiles;
+  const int num_kb = ceil_div(a.k, dp::kBK);
+  const int kb0 = split * a.kb_per_split, kb1 = min(num_kb, kb0 + a.kb_per_split);
+  const int n0 = strip * S::kStrip, t0 = (tile - strip * a.ttiles) * kTok;
+  const int warp = threadIdx.x / 32;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < S::kStages; ++s) {
+      mbar_init(&full[s], 1);              // the producer's arrive_expect_tx (+ the TMA bytes)
+      mbar_init(&empty[s], S::kGroups);    // one arrive per consumer warpgroup
+    }
+    fence_barrier_init();
+  }
+  __syncthreads();
+
+  if (warp == 4 * S::kGroups) {  // ---- producer warp: one thread issues the TMA loads ----
+    if (threadIdx.x % 32 == 0) {
+      prefetch_tensor_map(&map_w);
+      prefetch_tensor_map(&map_x);
+      int s = 0;
+      uint32_t phase = 0;
+      for (int kb = kb0; kb < kb1; ++kb) {
+        mbar_wait(&empty[s], phase ^ 1);  // the first pass waits on the phase before the first
+        uint8_t* stage = smem + s * TileT::kBytes;
+        mbar_arrive_expect_tx(&full[s], TileT::kBytes);  // OOB zero-fill counts full boxes
+        TileT::load_a(&map_w, stage, &full[s], n0, kb * dp::kBK, 0);
+        TileT::load_b(&map_x, stage, &full[s], t0, kb * dp::kBK, 0);
+        if (++s == S::kStages) s = 0, phase ^= 1;
+      }
+    }
+    return;
+  }
+
+  // ---- consumers: warpgroup cw owns columns [n0 + 64 cw, n0 + 64 cw + 64) of C ----
+  const int cw = warp / 4;
+  const bool signals = threadIdx.x % 128 == 0;
+  const uint32_t smem_base = smem_addr(smem);
+  float d[kTok / 2];
+  int s = 0, prev = 0;
+  uint32_t phase = 0;
+  for (int kb = kb0; kb < kb1; ++kb) {
+    mbar_wait(&full[s], phase);
+    wgmma_fence();
+    TileT::mma(d, smem_base + s * TileT::kBytes, cw, kb > kb0);
+    wgmma_commit();
+    wgmma_wait<1>();  // the previous block's wgmmas have retired: its stage goes back
+    if (kb > kb0 && signals) mbar_arrive(&empty[prev]);
+    prev = s;
+    if (++s == S::kStages) s = 0, phase ^= 1;
+  }
+  wgmma_wait<0>();
+  fence_operand(d);
+
+  if (a.splits > 1) {  // publish; the tile's last CTA sums the partials in split order
+    const int64_t per = static_cast<int64_t>(S::kConsumers) * (kTok / 2);
+    float* parts = a.ws.partials + static_cast<int64_t>(tile) * a.splits * per;
+    split_publish<S::kConsumers>(parts + split * per, d);
+    if (!split_arrive_last_group(a.ws.counters + tile, a.ws.tag, a.splits, &last_flag,
+                                 threadIdx.x == 0, [] {
+                                   asm volatile("bar.sync 1, %0;\n" ::"n"(S::kConsumers) : "memory");
+                                 }))
+      return;
+    split_sum<S::kConsumers>(parts, a.splits, per, d);
+  }
+  // d[4j + q]: weight row w (fragment row 16w + g, + 8 for q >= 2), token 8j + 2t + (q & 1);
+  // C's (token, w) element, or (w, token) when skinny.
+  const int w_lo = n0 + 64 * cw + fragment_row(0), w_hi = n0 + 64 * cw + fragment_row(1);
+  const int t = threadIdx.x % 4;
+  const int tokens = kSkinny ? ep.n : ep.m;
+  const auto put = [&](int tok, int w, float v) {
+    if constexpr (kSkinny) ep.store(w, tok, v);
+    else ep.store(tok, w, v);
+  };
+#pragma unroll
+  for (int j = 0; j < kTok / 8; ++j) {
+    const int tok = t0 + 8 * j + 2 * t;
+    if (tok < tokens) {
+      put(tok, w_lo, d[4 * j + 0]);
+      put(tok, w_hi, d[4 * j + 2]);
+    }
+    if (tok + 1 < tokens) {
+      put(tok + 1, w_lo, d[4 * j + 1]);
+      put(tok + 1, w_hi, d[4 * j + 3]);
+    }
+  }
+#endif
+}
+
+// Which kernel instance runs: the mode and the majorness of W and X (after packing).
+struct Instance {
+  bool skinny, w_k_major, x_k_major;
+};
+
+// Calls f(TypeTag<T>, integral_constant<tok>, bool_constant<w_k_major>, bool_constant<x_k_major>,
+// bool_constant<skinny>). Instances: rows as tokens (X K-major) and columns as tokens (X K-major,
+// or MN-major with 64..256 tokens), 8..256 tokens, W either way.
+template <typename F>
+cudaError_t dispatch_strips(Precision prec, int tok, Instance in, F&& f) {
+  using std::false_type;
+  using std::true_type;
+  auto by_w = [&](auto tag, auto tk, auto xk, auto sk) -> cudaError_t {
+    if (in.w_k_major) return f(tag, tk, true_type{}, xk, sk);
+    return f(tag, tk, false_type{}, xk, sk);
+  };
+  auto by_mode = [&](auto tag, auto tk) -> cudaError_t {
+    constexpr int kTok = decltype(tk)::value;
+    if (!in.skinny) {
+      if (in.x_k_major) return by_w(tag, tk, true_type{}, false_type{});
+      return cudaErrorInvalidValue;
+    }
+    if (in.x_k_major) return by_w(tag, tk, true_type{}, true_type{});
+    if constexpr (kTok >= 64) return by_w(tag, tk, false_type{}, true_type{});
+    return cudaErrorInvalidValue;
+  };
+  auto by_tok = [&](auto tag) -> cudaError_t {
+    switch (tok) {
+      case 8: return by_mode(tag, std::integral_constant<int, 8>{});
+      case 16: return by_mode(tag, std::integral_constant<int, 16>{});
+      case 32: return by_mode(tag, std::integral_constant<int, 32>{});
+      case 64: return by_mode(tag, std::integral_constant<int, 64>{});
+      case 128: return by_mode(tag, std::integral_constant<int, 128>{});
+      default: return by_mode(tag, std::integral_constant<int, 256>{});
+    }
+  };
+  if (prec == Precision::BF16) return by_tok(TypeTag<__nv_bfloat16>{});
+  if (prec == Precision::FP16) return by_tok(TypeTag<__half>{});
+  return cudaErrorInvalidValue;
+}
+
+}  // namespace
+
+LaunchConfig strips_config(const GemmProblem& p, bool skinny, const dp::Plan& pl) {
+  const Instance in = skinny ? Instance{true, p.op_a == Op::N, p.op_b == Op::T}
+                             : Instance{false, p.op_b == Op::T, p.op_a == Op::N};
+  LaunchConfig c;
+  dispatch_strips(p.precision, pl.tok, in, [&](auto tag, auto tk, auto wk, auto xk, auto sk) {
+    using T = typename decltype(tag)::type;
+    constexpr int kTok = decltype(tk)::value;
+    c.kernel = reinterpret_cast<const void*>(
+        strips_kernel<T, kTok, decltype(wk)::value, decltype(xk)::value, decltype(sk)::value>);
+    c.smem_bytes = dp::smem_bytes(kTok);
+    c.block = dim3(dp::threads(kTok));
+    return cudaSuccess;
+  });
+  c.grid = dim3(static_cast<unsigned>(pl.blocks()));
+  return c;
+}
+
+cudaError_t launch_strips(const GemmProblem& p, bool skinny, const dp::Plan& planned,
+                          const dp::Plan& unsplit) {
+  return with_prepared_operands(p, /*tf32_register_a=*/false, [&](const PreparedOperands& ops) {
+    // ops.a = op(A) (m x k), ops.b = op(B)^T (n x k): the kernel's X and W, or its W and X
+    // (skinny). Packing keeps a 16-bit operand's majorness.
+    const TmaOperand& w = skinny ? ops.a : ops.b;
+    const TmaOperand& x = skinny ? ops.b : ops.a;
+    dp::Plan pl = planned;
+    void* buf = nullptr;
+    const size_t bytes = dp::scratch_bytes(pl);
+    if (bytes > 0 && workspace_alloc_split(&buf, bytes, p.stream) != cudaSuccess) {
+      buf = nullptr;
+      pl = unsplit;  // no scratch: one CTA per tile over the whole depth
+    }
+    Args a{static_cast<int>(p.k), pl.ttiles, pl.kb_per_split, pl.splits, {nullptr, nullptr, 0}};
+    if (buf != nullptr) {
+      a.ws.partials = static_cast<float*>(buf);
+      a.ws.counters = reinterpret_cast<unsigned long long*>(
+          a.ws.partials + static_cast<size_t>(pl.blocks()) * pl.strip * pl.tok);
+      a.ws.tag = next_split_tag();
+    }
+    const Instance in{skinny, w.k_major, x.k_major};
+    cudaError_t e = dispatch_strips(p.precision, pl.tok, in, [&](auto tag, auto tk, auto wk, auto xk, auto sk) {
+      using T = typename decltype(tag)::type;
+      constexpr int kTok = decltype(tk)::value;
+      constexpr bool kWK = decltype(wk)::value, kXK = decltype(xk)::value;
+      using S = Shape<T, kTok, kWK, kXK>;
+      CUtensorMap map_w, map_x;
+      cudaError_t r = make_tensor_map(&map_w, w, p.precision, S::kStrip);
+      if (r == cudaSuccess) r = make_tensor_map(&map_x, x, p.precision, kTok);
+      auto* kern = strips_kernel<T, kTok, kWK, kXK, decltype(sk)::value>;
+      if (r == cudaSuccess) r = prepare_function(reinterpret_cast<const void*>(kern), S::kSmem);
+      if (r != cudaSuccess) return r;
+      return launch_kernel(kern, dim3(static_cast<unsigned>(pl.blocks())), S::kThreads, S::kSmem,
+                           p.stream, map_w, map_x, make_epilogue(p), a);
+    });
+    const cudaError_t ef = workspace_free(buf, p.stream);
+    return e != cudaSuccess ? e : ef;
+  });
+}
+
+}  // namespace gemmlab
