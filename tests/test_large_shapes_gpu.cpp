@@ -1,0 +1,300 @@
+// GPU tests of the production kernels' own paths on shapes the every-kernel list does not reach:
+// tiles, splits, stream-k tails, swaps, every plan variant gemm-tune may pick, padded rows; each
+// checked against fp64 by kernel_check.h, and the grids pinned down on an H100 SXM.
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "gpu_util.h"
+#include "kernel_check.h"
+#include "runtime/device_props.h"
+#include "runtime/reserve_sms.h"
+#include "reference/reference.h"
+#include "registry/registry.h"
+#include "registry/tuning.h"
+
+namespace gemmlab::test {
+namespace {
+
+// simt/sgemm copies B^T transposed (and runs NT as NN, TT as TN) only when the copy is cheap next to
+// the GEMM, so the small shapes above never take that path; 2048^3 does.
+TEST(LargeShapes, SgemmTransposedBCopy) {
+  GEMMLAB_REQUIRE_GPU();
+  for (Op a : {Op::N, Op::T})
+    for (int pad : {0, 3})
+      check_kernel({Precision::FP32, {2048, 2048, 2048}, a, Op::T, pad, pad == 0},
+                   kFp32ProductionKernel);
+}
+
+// simt/sgemm gives the last wave of 128 x 256 tiles a stream-k tail when that wave would leave many
+// SMs idle: 2500 x 2500 x 1024 has 200 tiles, 1.5 waves on 132 SMs. Checked against fp64 in the
+// layouts that reach the 128 x 256 tile (NN, NT through the transposed copy, TN) and with
+// misaligned rows (realigned first); on an H100 SXM the launch must be the tail alone (one block
+// per SM instead of one per tile).
+TEST(LargeShapes, SgemmStreamKTail) {
+  GEMMLAB_REQUIRE_GPU();
+  const char* kName = kFp32ProductionKernel;
+  if (const unsigned grid = h100_grid(kName, Precision::FP32, 2500, 2500, 1024))
+    EXPECT_EQ(grid, 132u);
+  for (auto [a, b] : {std::pair{Op::N, Op::N}, {Op::N, Op::T}, {Op::T, Op::N}})
+    for (int pad : {0, 3})
+      check_kernel({Precision::FP32, {2500, 2500, 1024}, a, b, pad, pad != 0}, kName);
+}
+
+// simt/sgemm's decode tiles (M <= 32: 32 x 256, M <= 64: 64 x 256, sgemm_plan.h) split in depth
+// until they fill the GPU: rows 17, 32 (one full tile), 33, 64 and 50 (a partial tile whose last
+// warps hold no row), an edge column tile (n = 4000), depths that are not a multiple of the
+// 16-deep k-tile nor of the split, every op, 16-byte and misaligned rows; on an H100 SXM the
+// 32 x 4096 x 14336 launch fills the SMs (16 tiles x 16 splits).
+TEST(LargeShapes, SgemmDecodeTiles) {
+  GEMMLAB_REQUIRE_GPU();
+  const char* kName = kFp32ProductionKernel;
+  if (const unsigned grid = h100_grid(kName, Precision::FP32, 32, 4096, 14336))
+    EXPECT_GE(grid, 132u);
+  for (Shape shape : {Shape{17, 4096, 4103}, Shape{32, 4000, 4096}, Shape{33, 1000, 20001},
+                      Shape{50, 4096, 4096}, Shape{64, 300, 257}})
+    for (Op a : {Op::N, Op::T})
+      for (Op b : {Op::N, Op::T})
+        for (int pad : {0, 3}) check_kernel({Precision::FP32, shape, a, b, pad, pad == 0}, kName);
+}
+
+// wgmma/decode (16-bit, M <= 256, swapped: tokens on wgmma's N side): every token width (8 ..
+// 256; 100 and 200 leave warps of padding tokens), one and two consumer warpgroups, an edge strip
+// (n = 4000, 129), depths that are neither a multiple of the 64-deep stage nor of the split, k = 1,
+// both layouts of B, 16-byte and misaligned rows (packed). Every depth split it offers as a
+// variant is checked too. On an H100 SXM, 1 x 4096 x 4096 runs 64 whole strips (plan.cpp).
+TEST(LargeShapes, WgmmaDecodeTokensStripsAndSplits) {
+  GEMMLAB_REQUIRE_GPU();
+  const char* kName = "wgmma/decode";
+  if (const unsigned grid = h100_grid(kName, Precision::BF16, 1, 4096, 4096)) EXPECT_EQ(grid, 64u);
+  for (Precision prec : {Precision::BF16, Precision::FP16})
+    for (Shape shape : {Shape{1, 4000, 4103}, Shape{7, 1000, 20001}, Shape{16, 4096, 4096},
+                        Shape{33, 300, 257}, Shape{100, 1000, 3001}, Shape{200, 129, 1},
+                        Shape{256, 520, 2000}})
+      for (Op b : {Op::N, Op::T})
+        for (int pad : {0, 3}) check_kernel({prec, shape, Op::N, b, pad, pad == 0}, kName);
+  const KernelDesc* kd = find_kernel(kName);
+  ASSERT_NE(kd, nullptr);
+  ASSERT_NE(kd->variants, nullptr);
+  int runs = 0;
+  for (Shape shape : {Shape{5, 1000, 3001}, Shape{130, 700, 5000}}) {
+    GemmProblem p;
+    p.precision = Precision::BF16, p.m = shape.m, p.n = shape.n, p.k = shape.k;
+    p.op_a = Op::N, p.op_b = Op::T;
+    p.A = p.B = p.C = reinterpret_cast<float*>(uintptr_t{1} << 20);
+    p.lda = p.ldb = shape.k, p.ldc = shape.n;
+    PlanChoice choices[16];
+    const int n = kd->variants(p, choices, 16);
+    EXPECT_GT(n, 2) << "depth splits to choose among";
+    for (int i = 0; i < n; ++i) {
+      SCOPED_TRACE(plan_choice_label(choices[i], kd->tile_names));
+      const ForcePlan force(choices[i]);
+      check_kernel({Precision::BF16, shape, Op::N, Op::T, 0, true}, kName);
+      ++runs;
+    }
+  }
+  std::printf("[  NOTE    ] wgmma/decode: %d forced plans checked against fp64\n", runs);
+}
+
+// wgmma/decode's skinny mode (n <= 64 columns of C as the tokens, op(A) the weight): every
+// transpose (B stored k x n is read MN-major in 64-wide chunks; a k x 1 vector as K-major), K not
+// a multiple of 64, misaligned rows (packed), every forced depth split of one shape.
+TEST(LargeShapes, WgmmaDecodeSkinnyColumns) {
+  GEMMLAB_REQUIRE_GPU();
+  const char* kName = "wgmma/decode";
+  // NN: B's k x 16 rows are read MN-major as 64 tokens, in 128-row strips of A.
+  if (const unsigned grid = h100_grid(kName, Precision::BF16, 8192, 16, 8192)) EXPECT_EQ(grid, 64u);
+  for (Precision prec : {Precision::BF16, Precision::FP16})
+    for (Shape shape : {Shape{5000, 1, 3001}, Shape{4097, 2, 1031}, Shape{3000, 7, 2049},
+                        Shape{2048, 16, 4096}, Shape{1000, 33, 257}, Shape{4100, 64, 1000},
+                        Shape{300, 64, 1}})
+      for (Op a : {Op::N, Op::T})
+        for (Op b : {Op::N, Op::T})
+          for (int pad : {0, 3}) check_kernel({prec, shape, a, b, pad, pad == 0}, kName);
+  const KernelDesc* kd = find_kernel(kName);
+  ASSERT_NE(kd, nullptr);
+  GemmProblem p;
+  p.precision = Precision::BF16, p.m = 3000, p.n = 16, p.k = 5000;
+  p.A = p.B = p.C = reinterpret_cast<float*>(uintptr_t{1} << 20);
+  p.lda = p.k, p.ldb = p.ldc = p.n;
+  PlanChoice choices[16];
+  const int n = kd->variants(p, choices, 16);
+  EXPECT_GT(n, 2) << "depth splits to choose among";
+  for (int i = 0; i < n; ++i) {
+    SCOPED_TRACE(plan_choice_label(choices[i], kd->tile_names));
+    const ForcePlan force(choices[i]);
+    check_kernel({Precision::BF16, Shape{3000, 16, 5000}, Op::N, Op::N, 0, false}, kName);
+  }
+}
+
+// wgmma/small: every (tile, splits) plan variant it offers gemm-tune computes the same product,
+// each checked against fp64 under its ForcePlan: tokens as C's rows (NN, misaligned rows packed)
+// and as its columns (TN: MN-major tokens; TT), K not a multiple of 64.
+TEST(LargeShapes, WgmmaSmallEveryPlanVariant) {
+  GEMMLAB_REQUIRE_GPU();
+  const char* kName = "wgmma/small";
+  if (const unsigned grid = h100_grid(kName, Precision::BF16, 1024, 1024, 1024)) EXPECT_EQ(grid, 128u);
+  const KernelDesc* kd = find_kernel(kName);
+  ASSERT_NE(kd, nullptr);
+  ASSERT_NE(kd->variants, nullptr);
+  int runs = 0;
+  const Case cases[] = {{Precision::BF16, Shape{300, 500, 1000}, Op::N, Op::N, 3, false},
+                        {Precision::FP16, Shape{129, 77, 5000}, Op::T, Op::N, 0, true},
+                        {Precision::BF16, Shape{700, 260, 3001}, Op::T, Op::T, 0, false}};
+  for (const Case& c : cases) {
+    GemmProblem p;
+    p.precision = c.precision, p.m = c.shape.m, p.n = c.shape.n, p.k = c.shape.k;
+    p.op_a = c.op_a, p.op_b = c.op_b;
+    p.A = p.B = p.C = reinterpret_cast<float*>(uintptr_t{1} << 20);
+    p.lda = p.ldb = p.ldc = 8192;
+    PlanChoice choices[64];
+    const int n = kd->variants(p, choices, 64);
+    EXPECT_GT(n, 3) << "tiles and splits to choose among";
+    for (int i = 0; i < n; ++i) {
+      SCOPED_TRACE(plan_choice_label(choices[i], kd->tile_names));
+      const ForcePlan force(choices[i]);
+      check_kernel(c, kName);
+      ++runs;
+    }
+  }
+  std::printf("[  NOTE    ] wgmma/small: %d forced plans checked against fp64\n", runs);
+}
+
+// Every plan variant simt/sgemm offers gemm-tune (every tile it can take, forced depth splits:
+// KernelDesc::variants) computes the same product: each checked against fp64 under its
+// ForcePlan, on a decode shape, a small square and a skinny one, with misaligned rows.
+TEST(LargeShapes, SgemmEveryPlanVariant) {
+  GEMMLAB_REQUIRE_GPU();
+  const KernelDesc* kd = find_kernel(kFp32ProductionKernel);
+  ASSERT_NE(kd, nullptr);
+  ASSERT_NE(kd->variants, nullptr);
+  int runs = 0;
+  for (Shape shape : {Shape{24, 1000, 3001}, Shape{300, 300, 300}, Shape{2000, 8, 2000}})
+    for (int pad : {0, 3}) {
+      const Case c{Precision::FP32, shape, Op::N, Op::T, pad, pad == 0};
+      GemmProblem p;  // the variants depend on the shape, the ops and the rows' alignment
+      p.precision = c.precision, p.m = shape.m, p.n = shape.n, p.k = shape.k;
+      p.op_a = c.op_a, p.op_b = c.op_b;
+      p.A = p.B = p.C = reinterpret_cast<float*>((uintptr_t{1} << 20) + (pad ? 4 : 0));
+      p.lda = shape.k + pad, p.ldb = shape.k + pad, p.ldc = shape.n + pad;
+      PlanChoice choices[64];
+      const int n = kd->variants(p, choices, 64);
+      EXPECT_GT(n, 1) << "a plan to choose among";
+      for (int i = 0; i < n; ++i) {
+        SCOPED_TRACE(plan_choice_label(choices[i], kd->tile_names));
+        const ForcePlan force(choices[i]);
+        check_kernel(c, kFp32ProductionKernel);
+        ++runs;
+      }
+    }
+  std::printf("[  NOTE    ] simt/sgemm: %d forced plans checked against fp64\n", runs);
+}
+
+// The Hopper kernels pad the rows of a 16-bit MN-major operand to 128 bytes when its rows are
+// only 16-byte aligned and the GEMM is large enough (wgmma/host.cu, worth_padding): 3000^3 takes
+// that path for B in NN and for A in TN. The small shapes above never do.
+TEST(LargeShapes, Wgmma03PaddedRows) {
+  GEMMLAB_REQUIRE_SM90();  // wgmma/03
+  for (Precision prec : {Precision::BF16, Precision::FP16})
+    for (Op a : {Op::N, Op::T})
+      check_kernel({prec, {3000, 3000, 3000}, a, Op::N, 0, a == Op::N},
+                   "wgmma/03_tma_wgmma_ws_persistent");
+}
+
+// wgmma/03 runs small deep grids stream-k (a tile's k-blocks spread over several CTAs, their
+// partials summed in order): 1024 x 1024 x 4096 has 32 tiles for 132 SMs, 1000 x 1000 x 4000 the
+// same with partial edge tiles. Checked against fp64 in 16-bit, both A layouts, tight and
+// misaligned (packed) rows; on an H100 SXM the launch must use 128 CTAs instead of 32.
+TEST(LargeShapes, Wgmma03StreamK) {
+  GEMMLAB_REQUIRE_SM90();  // wgmma/03
+  const char* kName = "wgmma/03_tma_wgmma_ws_persistent";
+  if (const unsigned grid = h100_grid(kName, Precision::BF16, 1024, 1024, 4096))
+    EXPECT_EQ(grid, 128u);
+  for (Shape shape : {Shape{1024, 1024, 4096}, Shape{1000, 1000, 4000}})
+    for (Precision prec : {Precision::BF16, Precision::FP16})
+      for (Op a : {Op::N, Op::T})
+        for (int pad : {0, 3}) check_kernel({prec, shape, a, Op::N, pad, pad == 0}, kName);
+}
+
+// One row of tiles (decode, m <= 128) runs stream-k over the SMs (planner: DecodeRowsStreamB),
+// and only the threads whose accumulator rows lie inside C publish and sum partials: m = 1, 8, 9
+// (a warp's rows cut in the middle), 70 (the second warpgroup's rows partly inside) and 128; an
+// edge column tile (n = 4000), both B layouts, misaligned rows; on an H100 SXM 64 CTAs.
+TEST(LargeShapes, Wgmma03DecodeStreamK) {
+  GEMMLAB_REQUIRE_SM90();  // wgmma/03
+  const char* kName = "wgmma/03_tma_wgmma_ws_persistent";
+  if (const unsigned grid = h100_grid(kName, Precision::BF16, 8, 4096, 4096))
+    EXPECT_EQ(grid, 64u);
+  for (int64_t m : {1, 8, 9, 70, 128})
+    for (Precision prec : {Precision::BF16, Precision::FP16})
+      for (Op b : {Op::N, Op::T})
+        for (int pad : {0, 3})
+          check_kernel({prec, Shape{m, pad ? 4000 : 4096, 4096}, Op::N, b, pad, pad == 0}, kName);
+}
+
+// gemv/small_m (m <= 16, or n <= 16 swapped: C^T = op(B)^T op(A)^T): both layouts of B (n x k for
+// op T, k x n for op N), depths that are not a multiple of its passes or slices, long depths split
+// over blocks, 16-byte and misaligned rows, every dtype; the swapped shapes write C's columns (a
+// 1-column C, 16 columns, 3 columns of 5000 rows); checked against fp64 like every kernel.
+TEST(LargeShapes, GemvSmallM) {
+  GEMMLAB_REQUIRE_GPU();
+  const Shape shapes[] = {{1, 4096, 4096}, {3, 4097, 1000}, {8, 33, 20000}, {5, 1, 3},
+                          {2, 300, 257},   {16, 1000, 4100}, {9, 130, 4099}, {4096, 1, 4096},
+                          {1000, 16, 4100}, {5000, 3, 257},  {33, 9, 20000}};
+  for (Precision prec : {Precision::FP32, Precision::TF32, Precision::BF16, Precision::FP16})
+    for (const Shape& shape : shapes)
+      for (Op a : {Op::N, Op::T})
+        for (Op b : {Op::N, Op::T})
+          for (int pad : {0, 3}) check_kernel({prec, shape, a, b, pad, pad == 0}, "gemv/small_m");
+}
+
+// gemv/mma (16-bit, m <= 32): one, two and four tiles of 8 rows of C, both layouts of B, depths
+// that are not a multiple of a warp's step (32 along k-contiguous B, 16 along n-contiguous B) nor
+// of 8, columns past the last strip, depths split over blocks (n = 33, 1000), transposed op(A),
+// 16-byte aligned and misaligned rows.
+TEST(LargeShapes, GemvMma) {
+  GEMMLAB_REQUIRE_GPU();
+  const Shape shapes[] = {{1, 4096, 4096}, {3, 4097, 1000}, {8, 33, 20000}, {16, 1000, 4100},
+                          {17, 300, 257},  {32, 64, 40},    {5, 1, 3},      {2, 300, 257},
+                          {9, 130, 4099}};
+  for (Precision prec : {Precision::BF16, Precision::FP16})
+    for (const Shape& shape : shapes)
+      for (Op a : {Op::N, Op::T})
+        for (Op b : {Op::N, Op::T})
+          for (int pad : {0, 3}) check_kernel({prec, shape, a, b, pad, pad == 0}, "gemv/mma");
+}
+
+// wgmma/split_k (sm_90): depths cut into slices run as one batched wgmma/03 launch, plus a shorter
+// last slice (k not a multiple of the slice), both layouts of A and B, a single tile and several,
+// and a depth too short to split (run by wgmma/03 alone); every dtype it takes.
+TEST(LargeShapes, WgmmaSplitK) {
+  GEMMLAB_REQUIRE_SM90();
+  // (Every leading dimension a multiple of 8: 16-byte rows in all four layouts.)
+  const Shape shapes[] = {{128, 128, 20000}, {304, 200, 9000}, {8, 64, 16384}, {64, 64, 64},
+                          {136, 264, 8256}};
+  for (Precision prec : {Precision::BF16, Precision::FP16, Precision::TF32})
+    for (const Shape& shape : shapes)
+      for (Op a : {Op::N, Op::T})
+        for (Op b : {Op::N, Op::T})
+          for (bool beta_zero : {true, false})
+            check_kernel({prec, shape, a, b, 0, beta_zero}, "wgmma/split_k");
+}
+
+// simt/sgemm with more than 16 depth splits (deep k on a few tiles): splits summed in order by
+// each tile's last block; a depth that is not a multiple of the splits or of a k-tile.
+TEST(LargeShapes, SgemmDeepSplits) {
+  GEMMLAB_REQUIRE_GPU();
+  const Shape shapes[] = {{128, 128, 131072}, {100, 130, 50001}, {256, 256, 65536}};
+  for (const Shape& shape : shapes)
+    for (Op b : {Op::N, Op::T})
+      for (int pad : {0, 3}) check_kernel({Precision::FP32, shape, Op::N, b, pad, pad == 0}, "simt/sgemm");
+}
+
+}  // namespace
+}  // namespace gemmlab::test
