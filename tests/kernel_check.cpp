@@ -127,6 +127,32 @@ void check_kernel(const Case& c, const char* name) {
   EXPECT_EQ(ran, 1);
 }
 
+int check_every_variant(const Case& c, const char* name) {
+  const KernelDesc* kd = find_kernel(name);
+  if (kd == nullptr || kd->variants == nullptr) {
+    ADD_FAILURE() << name << " offers no plan variants";
+    return 0;
+  }
+  GemmProblem p;  // laid out as check_case lays c out: the variants depend on the alignment too
+  p.precision = c.precision, p.op_a = c.op_a, p.op_b = c.op_b;
+  p.m = c.shape.m, p.n = c.shape.n, p.k = c.shape.k;
+  int64_t ar, ac, br, bc;
+  stored_shape_a(p, &ar, &ac);
+  stored_shape_b(p, &br, &bc);
+  p.lda = ac + c.pad, p.ldb = bc + c.pad, p.ldc = p.n + c.pad;
+  const uintptr_t base = (uintptr_t{1} << 20) + (c.pad > 0 ? input_bytes(c.precision) : 0);
+  p.A = p.B = reinterpret_cast<const void*>(base);
+  p.C = reinterpret_cast<float*>(base);
+  PlanChoice choices[64];
+  const int n = kd->variants(p, choices, 64);
+  for (int i = 0; i < n; ++i) {
+    SCOPED_TRACE(plan_choice_label(choices[i], kd->tile_names));
+    const ForcePlan force(choices[i]);
+    check_kernel(c, name);
+  }
+  return n;
+}
+
 // The grid kernel `name` would launch for an m x n x k NN problem with tight leading dimensions
 // (pointers only matter for their alignment), or 0 where the device is not an H100 SXM (132 SMs),
 // the only one whose grids the tests pin down.

@@ -35,6 +35,10 @@ void check_case(const Case& c, const char* only, int* ran_out);
 // Runs the one kernel `name` on case c against fp64; it must have run.
 void check_kernel(const Case& c, const char* name);
 
+// Every plan variant kernel `name` offers for case c (KernelDesc::variants: what gemm-tune may
+// pick), each run on c under its ForcePlan and checked like check_kernel; returns their count.
+int check_every_variant(const Case& c, const char* name);
+
 // The grid kernel `name` would launch for an m x n x k NN problem with tight leading dimensions
 // (pointers only matter for their alignment), or 0 where the device is not an H100 SXM (132 SMs),
 // the only one whose grids the tests pin down.

@@ -79,25 +79,11 @@ TEST(LargeShapes, WgmmaDecodeTokensStripsAndSplits) {
                         Shape{256, 520, 2000}})
       for (Op b : {Op::N, Op::T})
         for (int pad : {0, 3}) check_kernel({prec, shape, Op::N, b, pad, pad == 0}, kName);
-  const KernelDesc* kd = find_kernel(kName);
-  ASSERT_NE(kd, nullptr);
-  ASSERT_NE(kd->variants, nullptr);
   int runs = 0;
   for (Shape shape : {Shape{5, 1000, 3001}, Shape{130, 700, 5000}}) {
-    GemmProblem p;
-    p.precision = Precision::BF16, p.m = shape.m, p.n = shape.n, p.k = shape.k;
-    p.op_a = Op::N, p.op_b = Op::T;
-    p.A = p.B = p.C = reinterpret_cast<float*>(uintptr_t{1} << 20);
-    p.lda = p.ldb = shape.k, p.ldc = shape.n;
-    PlanChoice choices[16];
-    const int n = kd->variants(p, choices, 16);
+    const int n = check_every_variant({Precision::BF16, shape, Op::N, Op::T, 0, true}, kName);
     EXPECT_GT(n, 2) << "depth splits to choose among";
-    for (int i = 0; i < n; ++i) {
-      SCOPED_TRACE(plan_choice_label(choices[i], kd->tile_names));
-      const ForcePlan force(choices[i]);
-      check_kernel({Precision::BF16, shape, Op::N, Op::T, 0, true}, kName);
-      ++runs;
-    }
+    runs += n;
   }
   std::printf("[  NOTE    ] wgmma/decode: %d forced plans checked against fp64\n", runs);
 }
@@ -117,20 +103,10 @@ TEST(LargeShapes, WgmmaDecodeSkinnyColumns) {
       for (Op a : {Op::N, Op::T})
         for (Op b : {Op::N, Op::T})
           for (int pad : {0, 3}) check_kernel({prec, shape, a, b, pad, pad == 0}, kName);
-  const KernelDesc* kd = find_kernel(kName);
-  ASSERT_NE(kd, nullptr);
-  GemmProblem p;
-  p.precision = Precision::BF16, p.m = 3000, p.n = 16, p.k = 5000;
-  p.A = p.B = p.C = reinterpret_cast<float*>(uintptr_t{1} << 20);
-  p.lda = p.k, p.ldb = p.ldc = p.n;
-  PlanChoice choices[16];
-  const int n = kd->variants(p, choices, 16);
-  EXPECT_GT(n, 2) << "depth splits to choose among";
-  for (int i = 0; i < n; ++i) {
-    SCOPED_TRACE(plan_choice_label(choices[i], kd->tile_names));
-    const ForcePlan force(choices[i]);
-    check_kernel({Precision::BF16, Shape{3000, 16, 5000}, Op::N, Op::N, 0, false}, kName);
-  }
+  EXPECT_GT(check_every_variant({Precision::BF16, Shape{3000, 16, 5000}, Op::N, Op::N, 0, false},
+                                kName),
+            2)
+      << "depth splits to choose among";
 }
 
 // wgmma/small: every (tile, splits) plan variant it offers gemm-tune computes the same product,
@@ -140,28 +116,14 @@ TEST(LargeShapes, WgmmaSmallEveryPlanVariant) {
   GEMMLAB_REQUIRE_GPU();
   const char* kName = "wgmma/small";
   if (const unsigned grid = h100_grid(kName, Precision::BF16, 1024, 1024, 1024)) EXPECT_EQ(grid, 128u);
-  const KernelDesc* kd = find_kernel(kName);
-  ASSERT_NE(kd, nullptr);
-  ASSERT_NE(kd->variants, nullptr);
   int runs = 0;
   const Case cases[] = {{Precision::BF16, Shape{300, 500, 1000}, Op::N, Op::N, 3, false},
                         {Precision::FP16, Shape{129, 77, 5000}, Op::T, Op::N, 0, true},
                         {Precision::BF16, Shape{700, 260, 3001}, Op::T, Op::T, 0, false}};
   for (const Case& c : cases) {
-    GemmProblem p;
-    p.precision = c.precision, p.m = c.shape.m, p.n = c.shape.n, p.k = c.shape.k;
-    p.op_a = c.op_a, p.op_b = c.op_b;
-    p.A = p.B = p.C = reinterpret_cast<float*>(uintptr_t{1} << 20);
-    p.lda = p.ldb = p.ldc = 8192;
-    PlanChoice choices[64];
-    const int n = kd->variants(p, choices, 64);
+    const int n = check_every_variant(c, kName);
     EXPECT_GT(n, 3) << "tiles and splits to choose among";
-    for (int i = 0; i < n; ++i) {
-      SCOPED_TRACE(plan_choice_label(choices[i], kd->tile_names));
-      const ForcePlan force(choices[i]);
-      check_kernel(c, kName);
-      ++runs;
-    }
+    runs += n;
   }
   std::printf("[  NOTE    ] wgmma/small: %d forced plans checked against fp64\n", runs);
 }
@@ -171,27 +133,13 @@ TEST(LargeShapes, WgmmaSmallEveryPlanVariant) {
 // ForcePlan, on a decode shape, a small square and a skinny one, with misaligned rows.
 TEST(LargeShapes, SgemmEveryPlanVariant) {
   GEMMLAB_REQUIRE_GPU();
-  const KernelDesc* kd = find_kernel(kFp32ProductionKernel);
-  ASSERT_NE(kd, nullptr);
-  ASSERT_NE(kd->variants, nullptr);
   int runs = 0;
   for (Shape shape : {Shape{24, 1000, 3001}, Shape{300, 300, 300}, Shape{2000, 8, 2000}})
     for (int pad : {0, 3}) {
-      const Case c{Precision::FP32, shape, Op::N, Op::T, pad, pad == 0};
-      GemmProblem p;  // the variants depend on the shape, the ops and the rows' alignment
-      p.precision = c.precision, p.m = shape.m, p.n = shape.n, p.k = shape.k;
-      p.op_a = c.op_a, p.op_b = c.op_b;
-      p.A = p.B = p.C = reinterpret_cast<float*>((uintptr_t{1} << 20) + (pad ? 4 : 0));
-      p.lda = shape.k + pad, p.ldb = shape.k + pad, p.ldc = shape.n + pad;
-      PlanChoice choices[64];
-      const int n = kd->variants(p, choices, 64);
+      const int n = check_every_variant({Precision::FP32, shape, Op::N, Op::T, pad, pad == 0},
+                                        kFp32ProductionKernel);
       EXPECT_GT(n, 1) << "a plan to choose among";
-      for (int i = 0; i < n; ++i) {
-        SCOPED_TRACE(plan_choice_label(choices[i], kd->tile_names));
-        const ForcePlan force(choices[i]);
-        check_kernel(c, kFp32ProductionKernel);
-        ++runs;
-      }
+      runs += n;
     }
   std::printf("[  NOTE    ] simt/sgemm: %d forced plans checked against fp64\n", runs);
 }
