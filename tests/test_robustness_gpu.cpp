@@ -33,8 +33,9 @@ struct Path {
 };
 
 // Every path of the production kernels that uses scratch, and a plain one (auto picks simt for
-// fp32 and, on sm_90, wgmma for bf16; gemv/small_m or gemv/mma for a few rows of C, and
-// wgmma/split_k for a deep K on few tiles).
+// fp32 and, on sm_90, wgmma for bf16; gemv/small_m or gemv/mma for a few rows of C,
+// wgmma/split_k for a deep K on few tiles, wgmma/decode for few rows or columns of C, wgmma/small
+// for a C too small for 128 x 256 tiles).
 std::vector<Path> paths() {
   using P = Precision;
   return {{"fp32 split-k", spec(P::FP32, 1024, 1024, 1024), true},
@@ -49,7 +50,13 @@ std::vector<Path> paths() {
           {"fp32 gemv depth split", spec(P::FP32, 4, 4096, 4096), false},
           {"bf16 gemv, weights n x k", spec(P::BF16, 1, 4096, 4096, Op::N, Op::T), false},
           {"fp32 gemv, 16 rows", spec(P::FP32, 16, 4096, 4096), false},
-          {"bf16 depth slices (wgmma/split_k)", spec(P::BF16, 256, 256, 32768), false}};
+          {"bf16 depth slices (wgmma/split_k)", spec(P::BF16, 256, 256, 32768), false},
+          {"bf16 decode rows in depth splits (wgmma/decode)",
+           spec(P::BF16, 1, 4096, 14336, Op::N, Op::T), false},
+          {"bf16 skinny C, B copied transposed (wgmma/decode)", spec(P::BF16, 8192, 8, 8192), false},
+          {"bf16 small tiles in depth splits (wgmma/small)", spec(P::BF16, 128, 128, 8192), false},
+          {"bf16 small tiles, MN-major tokens (wgmma/small)",
+           spec(P::BF16, 700, 260, 3001, Op::T, Op::N), false}};
 }
 
 // ---- CUDA graphs ----
