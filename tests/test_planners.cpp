@@ -625,7 +625,14 @@ TEST(WgmmaSmallPlan, TilesAndSplitsCoverTheProblem) {
   EXPECT_TRUE(sp::auto_takes(256, 4096, 14336, 1, kH100));
   EXPECT_FALSE(sp::auto_takes(256, 256, 32768, 1, kH100));
   EXPECT_FALSE(sp::auto_takes(2048, 4096, 512, 1, kH100));
-  EXPECT_FALSE(sp::auto_takes(1024, 1024, 1024, 4, kH100));
+  EXPECT_FALSE(sp::auto_takes(1024, 1024, 1024, 8, kH100));  // 256 tiles of 128 x 256 in all
+  EXPECT_TRUE(sp::auto_takes(128, 128, 4096, 32, kH100));     // a batch of 32 small entries
+  // A batch's entries share the launch: the model counts their CTAs, the scratch holds them all.
+  const dp::Plan one = sp::plan(128, 128, 4096, kH100, true, true, 3, 4);
+  const dp::Plan many = sp::plan(128, 128, 4096, kH100, true, true, 3, 4, 32);
+  EXPECT_EQ(many.entries, 32);
+  EXPECT_EQ(dp::scratch_bytes(many), 32 * dp::scratch_bytes(one));
+  EXPECT_GT(sp::cost(many, kH100), sp::cost(one, kH100));
   // The model's picks on the H100 where they were measured best (docs/history.md: wgmma/small).
   const auto pick = [](int64_t t, int64_t w, int64_t k) {
     const dp::Plan p = sp::plan(t, w, k, kH100, true, true);

@@ -150,8 +150,8 @@ Plan plan(int64_t m, int64_t n, int64_t k, const DeviceDesc& dev, bool scratch, 
 
 size_t scratch_bytes(const Plan& p) {
   if (p.splits <= 1) return 0;
-  return static_cast<size_t>(p.blocks()) * p.strip * p.tok * sizeof(float) +
-         static_cast<size_t>(p.tiles()) * sizeof(unsigned long long);
+  return static_cast<size_t>(p.blocks()) * p.entries * p.strip * p.tok * sizeof(float) +
+         static_cast<size_t>(p.tiles()) * p.entries * sizeof(unsigned long long);
 }
 
 bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, bool a_k_major) {
@@ -184,8 +184,9 @@ constexpr double kFmaPerClk = 2048, kSmBytesPerClk = 48, kL2BytesPerClk = 6000;
 constexpr double kFixedClk = 1000, kSyncClk = 1500, kPartialBytesPerClk = 16;
 
 dp::Plan make(int64_t tokens, int64_t weights, int64_t k, const DeviceDesc& dev, int tok,
-              int splits) {
+              int splits, int entries) {
   dp::Plan p{};
+  p.entries = entries;
   p.tok = tok;
   p.groups = dp::groups(tok);
   p.strip = 64 * p.groups;
@@ -202,7 +203,7 @@ dp::Plan make(int64_t tokens, int64_t weights, int64_t k, const DeviceDesc& dev,
 
 double cost(const dp::Plan& p, const DeviceDesc& dev) {
   const double sms = std::max(1, dev.sms);
-  const double ctas = static_cast<double>(p.blocks());
+  const double ctas = static_cast<double>(p.blocks()) * p.entries;
   const double slots = sms * p.ctas_per_sm;
   const double waves = std::ceil(ctas / slots);
   const double sharing = std::min<double>(p.ctas_per_sm, std::ceil(ctas / sms));  // CTAs per SM
@@ -216,7 +217,7 @@ double cost(const dp::Plan& p, const DeviceDesc& dev) {
 }
 
 dp::Plan plan(int64_t tokens, int64_t weights, int64_t k, const DeviceDesc& dev, bool scratch,
-              bool xk, int tile, int splits) {
+              bool xk, int tile, int splits, int entries) {
   const int num_kb = static_cast<int>((k + dp::kBK - 1) / dp::kBK);
   const int max_splits = scratch ? std::max(1, std::min(dp::kMaxSplits, num_kb / 2)) : 1;
   dp::Plan best{};
@@ -226,18 +227,18 @@ dp::Plan plan(int64_t tokens, int64_t weights, int64_t k, const DeviceDesc& dev,
     // Forced: that many splits, as far as the depth allows; else 1, 2, 4, ... of them.
     for (int s = splits > 0 ? std::min(splits, max_splits) : 1; s <= max_splits; s *= 2) {
       if (splits > 0 && s > std::min(splits, max_splits)) break;
-      const dp::Plan p = make(tokens, weights, k, dev, kTileTok[i], s);
+      const dp::Plan p = make(tokens, weights, k, dev, kTileTok[i], s, entries);
       const double c = cost(p, dev);
       if (best.tok == 0 || c < best_cost) best = p, best_cost = c;
     }
   }
   if (best.tok == 0)  // a forced tile the tokens' majorness rules out: the model's own
-    return plan(tokens, weights, k, dev, scratch, xk, 0, splits);
+    return plan(tokens, weights, k, dev, scratch, xk, 0, splits, entries);
   return best;
 }
 
 bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc& dev) {
-  if (batch != 1 || ((m + 127) / 128) * ((n + 255) / 256) >= dev.sms) return false;
+  if (((m + 127) / 128) * ((n + 255) / 256) * batch >= dev.sms) return false;
   // Deep K over a C of 256 x 256 or more: wgmma/split_k's 128 x 256 slices (H100, bf16, us:
   // 256 x 256 x 131072 59.9 against 78.2, 512 x 512 x 32768 40.5 against 51.8).
   return k < 32768 || m * n < 256 * 256;

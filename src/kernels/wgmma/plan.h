@@ -109,8 +109,9 @@ struct Plan {
   int splits;              // the grid: tiles * splits CTAs (CTA b: tile b / splits)
   int num_kb, kb_per_split;
   int ctas_per_sm;
+  int entries = 1;  // batch entries, one grid row each (wgmma/small's strided batches)
   int tiles() const { return strips * ttiles; }
-  int blocks() const { return tiles() * splits; }
+  int blocks() const { return tiles() * splits; }  // of one entry
 };
 
 // m tokens against n weight rows. forced_splits > 0 (a plan variant): that many splits, as far
@@ -119,7 +120,8 @@ struct Plan {
 Plan plan(int64_t m, int64_t n, int64_t k, const DeviceDesc& dev, bool scratch = true,
           int forced_splits = 0, bool xk = true);
 
-// Scratch: partials (blocks * strip * tok floats), then one counter per tile; 0 when splits == 1.
+// Scratch: partials (blocks * entries * strip * tok floats), then one counter per tile of every
+// entry; 0 when splits == 1.
 size_t scratch_bytes(const Plan& p);
 
 // `auto`: the problems wgmma/decode takes (measured, docs/history.md: wgmma/decode and
@@ -157,11 +159,12 @@ double cost(const dp::Plan& p, const DeviceDesc& dev);
 
 // tile (1-based into kTileTok; 0: the model's) and splits (0: the model's) are plan variants.
 // xk false (MN-major tokens): tiles of 64 tokens or more. scratch false: no depth split.
+// entries: a strided batch's (one launch; its CTAs count with the others in the model).
 dp::Plan plan(int64_t tokens, int64_t weights, int64_t k, const DeviceDesc& dev, bool scratch,
-              bool xk, int tile = 0, int splits = 0);
+              bool xk, int tile = 0, int splits = 0, int entries = 1);
 
-// `auto`: one 16-bit entry whose 128 x 256 tiles (wgmma/03's) are fewer than the SMs, but for
-// K >= 32768 over a C of 256 x 256 or more (wgmma/split_k's).
+// `auto`: 16-bit problems whose 128 x 256 tiles (wgmma/03's), over all batch entries, are fewer
+// than the SMs, but for K >= 32768 over a C of 256 x 256 or more (wgmma/split_k's).
 bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc& dev);
 
 }  // namespace wgmma_small_plan

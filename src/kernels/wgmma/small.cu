@@ -10,7 +10,8 @@
 // (tok = 8, 16, 32: one consumer warpgroup, two CTAs per SM) or 128 x tok (64, 128, 256), the
 // tokens being C's rows (op(A) = A) or columns, split in depth where the tiles leave SMs idle;
 // the splits of a tile sum their partials in split order inside the kernel (no second launch,
-// deterministic). The tile and the splits come from a cost model (wgmma/plan.h:
+// deterministic); a strided batch is one launch (an entry per grid row, 3-D tensor maps). The
+// tile and the splits come from a cost model (wgmma/plan.h:
 // wgmma_small_plan); every (tile, splits) pair is a plan variant that gemm-tune measures.
 // Seed: beyond the seeds (issue: small squares and deep K).
 // Measured (H100, bf16, cuBLAS in the same run, 2026-11-24 17:32 UTC, docs/results/h100-suite-*):
@@ -33,12 +34,13 @@ sp::Roles roles_of(const GemmProblem& p) {
 dp::Plan plan_of(const GemmProblem& p, bool scratch, PlanChoice c) {
   const sp::Roles r = roles_of(p);
   return sp::plan(r.tokens, r.weights, p.k, current_device_desc(), scratch, r.xk, c.tile,
-                  c.splits);
+                  c.splits, static_cast<int>(p.batch));
 }
 
 const char* unsupported(const GemmProblem& p) {
   if (p.m > INT32_MAX - 256 || p.n > INT32_MAX - 256) return "needs m, n < 2^31 - 256";
   if ((p.m / 64 + 1) * (p.n / 8 + 1) > (int64_t{1} << 30)) return "more than 2^30 tiles";
+  if (p.batch > 65535) return "needs batch <= 65535 (one grid row per entry)";
   return nullptr;
 }
 
@@ -62,8 +64,9 @@ int variants(const GemmProblem& p, PlanChoice* out, int max) {
     if (!r.xk && sp::kTileTok[t - 1] < 64) continue;
     int last = 0;
     for (int s = 1; s <= dp::kMaxSplits && n < max; s *= 2) {
-      const dp::Plan pl = sp::plan(r.tokens, r.weights, p.k, dev, true, r.xk, t, s);
-      if (pl.splits == last || pl.blocks() > 2 * pl.ctas_per_sm * dev.sms) break;
+      const dp::Plan pl =
+          sp::plan(r.tokens, r.weights, p.k, dev, true, r.xk, t, s, static_cast<int>(p.batch));
+      if (pl.splits == last || pl.blocks() * pl.entries > 2 * pl.ctas_per_sm * dev.sms) break;
       out[n++] = PlanChoice{t, pl.splits};
       last = pl.splits;
     }
@@ -94,7 +97,7 @@ extern const KernelDesc kWgmmaSmall = {
     .launch = launch,
     .config = config,
     .auto_priority_for = auto_priority,
-    .features = kLargeOperands,
+    .features = kLargeOperands | kBatched,
     .variants = variants,
     .tile_names = sp::kTileNames,
 };

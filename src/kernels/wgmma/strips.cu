@@ -29,6 +29,10 @@ struct Args {
   int ttiles;  // tiles of kTok tokens (1 but for wgmma/small); CTA b: tile b / splits
   int kb_per_split, splits;
   SplitWorkspace ws;
+  // A strided batch: entry blockIdx.y; W and X move by a 3-D map's entry (step 1) or are
+  // broadcast (step 0); C and D by their strides.
+  int w_step, x_step;
+  int64_t stride_c, stride_d;
 };
 
 // kTok tokens; kWK: W (the kernel's A: op(B)^T, or op(A) when skinny) is K-major; kXK: X (the
@@ -59,9 +63,11 @@ __global__ void __launch_bounds__(dp::threads(kTok), 1)
   uint64_t* empty = full + S::kStages;
   __shared__ int last_flag;
 
-  // CTA b: tile b / splits (strip tile / ttiles, token tile tile % ttiles), split b % splits.
+  // CTA b: tile b / splits (strip tile / ttiles, token tile tile % ttiles), split b % splits, of
+  // batch entry blockIdx.y.
   const int tile = blockIdx.x / a.splits, split = blockIdx.x % a.splits;
   const int strip = tile / a.ttiles;
+  const int entry = blockIdx.y, wz = entry * a.w_step, xz = entry * a.x_step;
   const int num_kb = ceil_div(a.k, dp::kBK);
   const int kb0 = split * a.kb_per_split, kb1 = min(num_kb, kb0 + a.kb_per_split);
   const int n0 = strip * S::kStrip, t0 = (tile - strip * a.ttiles) * kTok;
@@ -85,8 +91,8 @@ __global__ void __launch_bounds__(dp::threads(kTok), 1)
         mbar_wait(&empty[s], phase ^ 1);  // the first pass waits on the phase before the first
         uint8_t* stage = smem + s * TileT::kBytes;
         mbar_arrive_expect_tx(&full[s], TileT::kBytes);  // OOB zero-fill counts full boxes
-        TileT::load_a(&map_w, stage, &full[s], n0, kb * dp::kBK, 0);
-        TileT::load_b(&map_x, stage, &full[s], t0, kb * dp::kBK, 0);
+        TileT::load_a(&map_w, stage, &full[s], n0, kb * dp::kBK, wz);
+        TileT::load_b(&map_x, stage, &full[s], t0, kb * dp::kBK, xz);
         if (++s == S::kStages) s = 0, phase ^= 1;
       }
     }
@@ -115,9 +121,10 @@ __global__ void __launch_bounds__(dp::threads(kTok), 1)
 
   if (a.splits > 1) {  // publish; the tile's last CTA sums the partials in split order
     const int64_t per = static_cast<int64_t>(S::kConsumers) * (kTok / 2);
-    float* parts = a.ws.partials + static_cast<int64_t>(tile) * a.splits * per;
+    const int64_t slot = static_cast<int64_t>(entry) * (gridDim.x / a.splits) + tile;
+    float* parts = a.ws.partials + slot * a.splits * per;
     split_publish<S::kConsumers>(parts + split * per, d);
-    if (!split_arrive_last_group(a.ws.counters + tile, a.ws.tag, a.splits, &last_flag,
+    if (!split_arrive_last_group(a.ws.counters + slot, a.ws.tag, a.splits, &last_flag,
                                  threadIdx.x == 0, [] {
                                    asm volatile("bar.sync 1, %0;\n" ::"n"(S::kConsumers) : "memory");
                                  }))
@@ -129,9 +136,10 @@ __global__ void __launch_bounds__(dp::threads(kTok), 1)
   const int w_lo = n0 + 64 * cw + fragment_row(0), w_hi = n0 + 64 * cw + fragment_row(1);
   const int t = threadIdx.x % 4;
   const int tokens = kSkinny ? ep.n : ep.m;
+  const Epilogue out = ep.entry(entry, a.stride_c, a.stride_d);
   const auto put = [&](int tok, int w, float v) {
-    if constexpr (kSkinny) ep.store(w, tok, v);
-    else ep.store(tok, w, v);
+    if constexpr (kSkinny) out.store(w, tok, v);
+    else out.store(tok, w, v);
   };
 #pragma unroll
   for (int j = 0; j < kTok / 8; ++j) {
@@ -204,7 +212,7 @@ LaunchConfig strips_config(const GemmProblem& p, bool skinny, const dp::Plan& pl
     c.block = dim3(dp::threads(kTok));
     return cudaSuccess;
   });
-  c.grid = dim3(static_cast<unsigned>(pl.blocks()));
+  c.grid = dim3(static_cast<unsigned>(pl.blocks()), pl.entries);
   return c;
 }
 
@@ -222,11 +230,12 @@ cudaError_t launch_strips(const GemmProblem& p, bool skinny, const dp::Plan& pla
       buf = nullptr;
       pl = unsplit;  // no scratch: one CTA per tile over the whole depth
     }
-    Args a{static_cast<int>(p.k), pl.ttiles, pl.kb_per_split, pl.splits, {nullptr, nullptr, 0}};
+    Args a{static_cast<int>(p.k), pl.ttiles, pl.kb_per_split, pl.splits, {nullptr, nullptr, 0},
+           w.batched() ? 1 : 0, x.batched() ? 1 : 0, p.stride_c, p.stride_d};
     if (buf != nullptr) {
       a.ws.partials = static_cast<float*>(buf);
       a.ws.counters = reinterpret_cast<unsigned long long*>(
-          a.ws.partials + static_cast<size_t>(pl.blocks()) * pl.strip * pl.tok);
+          a.ws.partials + static_cast<size_t>(pl.blocks()) * pl.entries * pl.strip * pl.tok);
       a.ws.tag = next_split_tag();
     }
     const Instance in{skinny, w.k_major, x.k_major};
@@ -241,8 +250,8 @@ cudaError_t launch_strips(const GemmProblem& p, bool skinny, const dp::Plan& pla
       auto* kern = strips_kernel<T, kTok, kWK, kXK, decltype(sk)::value>;
       if (r == cudaSuccess) r = prepare_function(reinterpret_cast<const void*>(kern), S::kSmem);
       if (r != cudaSuccess) return r;
-      return launch_kernel(kern, dim3(static_cast<unsigned>(pl.blocks())), S::kThreads, S::kSmem,
-                           p.stream, map_w, map_x, make_epilogue(p), a);
+      return launch_kernel(kern, dim3(static_cast<unsigned>(pl.blocks()), pl.entries), S::kThreads,
+                           S::kSmem, p.stream, map_w, map_x, make_epilogue(p), a);
     });
     const cudaError_t ef = workspace_free(buf, p.stream);
     return e != cudaSuccess ? e : ef;

@@ -11,7 +11,8 @@ namespace gemmlab {
 
 // skinny = false: the tokens are C's rows (X = op(A), K-major: op(A) = A; W = op(B)^T), C^T is
 // computed; true: they are C's columns (X = op(B)^T, W = op(A)), MN-major X only with tok >= 64.
-// p's operands are read as they are (packed where TMA needs it: sm90::prepare_operands).
+// p's operands are read as they are (packed where TMA needs it: sm90::prepare_operands); a batch
+// of p.batch == pl.entries entries is one launch (grid.y: the entry).
 
 // The kernel instance and grid of the plan (gemm-bench's resource report).
 LaunchConfig strips_config(const GemmProblem& p, bool skinny, const wgmma_decode_plan::Plan& pl);
