@@ -625,6 +625,8 @@ TEST(WgmmaSmallPlan, TilesAndSplitsCoverTheProblem) {
   EXPECT_TRUE(sp::auto_takes(256, 4096, 14336, 1, kH100));
   EXPECT_FALSE(sp::auto_takes(256, 256, 32768, 1, kH100));
   EXPECT_FALSE(sp::auto_takes(2048, 4096, 512, 1, kH100));
+  EXPECT_TRUE(sp::auto_takes(1280, 1280, 1280, 1, kH100));   // 50 tiles
+  EXPECT_FALSE(sp::auto_takes(1536, 1536, 1536, 1, kH100));  // 72 tiles: wgmma/03's
   EXPECT_FALSE(sp::auto_takes(1024, 1024, 1024, 8, kH100));  // 256 tiles of 128 x 256 in all
   EXPECT_TRUE(sp::auto_takes(128, 128, 4096, 32, kH100));     // a batch of 32 small entries
   // A batch's entries share the launch: the model counts their CTAs, the scratch holds them all.

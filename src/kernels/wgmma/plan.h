@@ -163,8 +163,8 @@ double cost(const dp::Plan& p, const DeviceDesc& dev);
 dp::Plan plan(int64_t tokens, int64_t weights, int64_t k, const DeviceDesc& dev, bool scratch,
               bool xk, int tile = 0, int splits = 0, int entries = 1);
 
-// `auto`: 16-bit problems whose 128 x 256 tiles (wgmma/03's), over all batch entries, are fewer
-// than the SMs, but for K >= 32768 over a C of 256 x 256 or more (wgmma/split_k's).
+// `auto`: 16-bit problems whose 128 x 256 tiles (wgmma/03's), over all batch entries, fill at
+// most half the SMs, but for K >= 32768 over a C of 256 x 256 or more (wgmma/split_k's).
 bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc& dev);
 
 }  // namespace wgmma_small_plan
