@@ -6,8 +6,9 @@
 // MN-major; X: the tile's tokens x 64 of K), one or two consumer warpgroups issue the wgmmas and
 // release each stage once the wgmma that read it has retired. The splits of a tile publish their
 // partials and the last to arrive sums them in split order (split_k.cuh): deterministic, beta * C
-// read once. The epilogue stores each accumulator through the shared Epilogue (bias, activation,
-// D's dtype), C's (token, w) element, or (w, token) where the tokens are C's columns.
+// read once. The epilogue goes through the shared Epilogue (bias, activation, D's dtype): tiles of
+// 64 tokens or more staged in shared memory and written as 16-byte rows of C (wgmma/03's staged
+// drain, transposed where the tokens are C's rows), narrower ones element by element.
 // The kernels that run it say what they attack and what they measured: decode.cu, small.cu.
 #include "kernels/wgmma/strips.h"
 
@@ -131,26 +132,41 @@ __global__ void __launch_bounds__(dp::threads(kTok), 1)
       return;
     split_sum<S::kConsumers>(parts, a.splits, per, d);
   }
-  // d[4j + q]: weight row w (fragment row 16w + g, + 8 for q >= 2), token 8j + 2t + (q & 1);
-  // C's (token, w) element, or (w, token) when skinny.
-  const int w_lo = n0 + 64 * cw + fragment_row(0), w_hi = n0 + 64 * cw + fragment_row(1);
-  const int t = threadIdx.x % 4;
-  const int tokens = kSkinny ? ep.n : ep.m;
   const Epilogue out = ep.entry(entry, a.stride_c, a.stride_d);
-  const auto put = [&](int tok, int w, float v) {
-    if constexpr (kSkinny) out.store(w, tok, v);
-    else out.store(tok, w, v);
-  };
+  if constexpr (kTok % 64 == 0) {
+    // Whole 64-token chunks: staged in shared memory and written as rows of 16 bytes
+    // (epilogue.cuh), transposed where the tokens are C's rows. The ring is free once every
+    // consumer's last wgmma has read it.
+    asm volatile("bar.sync 1, %0;\n" ::"n"(S::kConsumers) : "memory");
+    float* buf = reinterpret_cast<float*>(smem) + cw * (kStagedEpilogueBytes / 4);
+    const int r0 = n0 + 64 * cw;
+    if (out.plain)
+      store_fragment_staged<kTok, !kSkinny, 8, kStorePlain>(out, d, buf, 2 + cw, fragment_row(0),
+                                                            fragment_row(1), r0, t0);
+    else
+      store_fragment_staged<kTok, !kSkinny, 8, kStoreInline>(out, d, buf, 2 + cw, fragment_row(0),
+                                                             fragment_row(1), r0, t0);
+  } else {
+    // d[4j + q]: weight row w (fragment row 16w + g, + 8 for q >= 2), token 8j + 2t + (q & 1);
+    // C's (token, w) element, or (w, token) when skinny.
+    const int w_lo = n0 + 64 * cw + fragment_row(0), w_hi = n0 + 64 * cw + fragment_row(1);
+    const int t = threadIdx.x % 4;
+    const int tokens = kSkinny ? ep.n : ep.m;
+    const auto put = [&](int tok, int w, float v) {
+      if constexpr (kSkinny) out.store(w, tok, v);
+      else out.store(tok, w, v);
+    };
 #pragma unroll
-  for (int j = 0; j < kTok / 8; ++j) {
-    const int tok = t0 + 8 * j + 2 * t;
-    if (tok < tokens) {
-      put(tok, w_lo, d[4 * j + 0]);
-      put(tok, w_hi, d[4 * j + 2]);
-    }
-    if (tok + 1 < tokens) {
-      put(tok + 1, w_lo, d[4 * j + 1]);
-      put(tok + 1, w_hi, d[4 * j + 3]);
+    for (int j = 0; j < kTok / 8; ++j) {
+      const int tok = t0 + 8 * j + 2 * t;
+      if (tok < tokens) {
+        put(tok, w_lo, d[4 * j + 0]);
+        put(tok, w_hi, d[4 * j + 2]);
+      }
+      if (tok + 1 < tokens) {
+        put(tok + 1, w_lo, d[4 * j + 1]);
+        put(tok + 1, w_hi, d[4 * j + 3]);
+      }
     }
   }
 #endif
