@@ -179,7 +179,7 @@ namespace {
 // measured one by one: fitted so that the model's pick is the fastest of the (tile, splits)
 // variants measured on the H100 (bf16 small and deep-k suites, decode rows of 128 and 256, 29
 // shapes, 2026-11-24 17:22 UTC): its pick's time within 2% of the best on geometric mean, 12% at
-// worst; on the same shapes re-measured after the staged epilogue (18:10 UTC,
+// worst; on the same shapes re-measured after the staged epilogue (18:04 UTC,
 // docs/results/h100-small-variants.txt) within 1.4%, 12% at worst. gemm-tune's table corrects
 // the choices where they miss.
 constexpr double kFmaPerClk = 2048, kSmBytesPerClk = 48, kL2BytesPerClk = 6000;
