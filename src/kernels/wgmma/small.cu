@@ -14,8 +14,8 @@
 // tile and the splits come from a cost model (wgmma/plan.h:
 // wgmma_small_plan); every (tile, splits) pair is a plan variant that gemm-tune measures.
 // Seed: beyond the seeds (issue: small squares and deep K).
-// Measured (H100, bf16, cuBLAS in the same run, 2026-11-24 17:32 UTC, docs/results/h100-suite-*):
-// 256^3 101%, 1024^3 84%, small suite 0.59x -> 0.87x; 256 x 4096 x 4096 NN 92% (was 68%).
+// Measured (H100, bf16, cuBLAS in the same run, 2026-11-24 18:06 UTC, docs/results/h100-suite-*):
+// 128^3 106%, 1024^3 87%, small suite 0.59x -> 0.89x; 256 x 4096 x 4096 NN 87% (was 68%).
 #include "kernels/wgmma/plan.h"
 #include "kernels/wgmma/strips.h"
 #include "runtime/device_props.h"
