@@ -1,0 +1,166 @@
+// The planners of the strips kernel, on the CPU: wgmma/decode's (tokens, strips, depth splits,
+// the skinny mode) and wgmma/small's (tiles, splits, its cost model's picks, batches, `auto`), on
+// a 132-SM (H100 SXM) and a 108-SM (A100) device description. No GPU involved: these run in CI.
+#include <algorithm>
+#include <utility>
+
+#include <gtest/gtest.h>
+
+#include "kernels/wgmma/plan.h"
+
+namespace gemmlab {
+namespace {
+
+const DeviceDesc kH100{132, 228 * 1024};
+const DeviceDesc kA100{108, 164 * 1024};
+
+// wgmma/decode (plan.h): tokens cover m on wgmma's N side, the strips cover n, the splits cover
+// the depth without an empty one, each at least kMinKBlocks deep; the ring fits two CTAs per SM
+// up to 32 tokens; a forced split count is taken as far as the depth allows; no scratch, no split.
+TEST(WgmmaDecodePlan, TokensStripsAndSplitsCoverTheProblem) {
+  namespace dp = wgmma_decode_plan;
+  for (const DeviceDesc& dev : {kH100, kA100})
+    for (int m : {1, 8, 9, 16, 33, 64, 65, 128, 200, 256})
+      for (int n : {1, 100, 4096, 14336})
+        for (int k : {1, 63, 257, 4096, 14336, 131072}) {
+          SCOPED_TRACE(testing::Message() << m << "x" << n << "x" << k << " sms=" << dev.sms);
+          const dp::Plan p = dp::plan(m, n, k, dev);
+          EXPECT_GE(p.tok, m);
+          EXPECT_LT(p.tok, 2 * std::max(m, 8));
+          EXPECT_EQ(p.strip, 64 * p.groups);
+          EXPECT_GE(static_cast<int64_t>(p.strips) * p.strip, n);
+          EXPECT_LT(static_cast<int64_t>(p.strips - 1) * p.strip, n);
+          EXPECT_EQ(p.num_kb, (k + 63) / 64);
+          EXPECT_GE(p.splits * p.kb_per_split, p.num_kb);
+          EXPECT_LT((p.splits - 1) * p.kb_per_split, p.num_kb) << "an empty split";
+          EXPECT_LE(p.splits, dp::kMaxSplits);
+          if (p.splits > 1) EXPECT_GE(p.kb_per_split, dp::kMinKBlocks);
+          EXPECT_EQ(dp::scratch_bytes(p) > 0, p.splits > 1);
+          EXPECT_LE(dp::smem_bytes(p.tok), 227 * 1024);
+          if (dev.sms == kH100.sms) EXPECT_EQ(p.ctas_per_sm, p.tok <= 32 ? 2 : 1);
+          EXPECT_EQ(dp::plan(m, n, k, dev, /*scratch=*/false).splits, 1);
+          const dp::Plan f = dp::plan(m, n, k, dev, true, 4);
+          EXPECT_EQ(f.splits, std::min(4, std::max(1, std::min(dp::kMaxSplits, f.num_kb / 4))));
+        }
+  // Decode on an H100 (the splits measured best, plan.cpp): 64 strips of 64 columns stay whole at
+  // k = 4096 and split in two at 14336; 224 strips need no split; 128-column strips (two
+  // warpgroups, 64+ tokens) split until they fill half the SMs.
+  EXPECT_EQ(dp::plan(1, 4096, 4096, kH100).blocks(), 64);
+  EXPECT_EQ(dp::plan(1, 4096, 14336, kH100).splits, 2);
+  EXPECT_EQ(dp::plan(16, 14336, 4096, kH100).splits, 1);
+  EXPECT_EQ(dp::plan(128, 4096, 4096, kH100).groups, 2);
+  EXPECT_EQ(dp::plan(128, 4096, 4096, kH100).splits, 2);
+  EXPECT_EQ(dp::plan(64, 8192, 8192, kH100).splits, 1);
+  // auto: every m <= 64; m <= 128 against a decode-sized weight; one entry.
+  EXPECT_TRUE(dp::auto_takes(1, 100, 7, 1));
+  EXPECT_TRUE(dp::auto_takes(64, 14336, 4096, 1));
+  EXPECT_FALSE(dp::auto_takes(128, 14336, 4096, 1));  // wgmma/small's
+  EXPECT_FALSE(dp::auto_takes(128, 128, 128, 1));
+  EXPECT_FALSE(dp::auto_takes(256, 4096, 4096, 1));
+  EXPECT_FALSE(dp::auto_takes(16, 4096, 4096, 8));
+}
+
+// wgmma/decode's skinny mode (plan.h): few columns of C (n <= 64) are the tokens and op(A) the
+// weight; decode keeps its problems (m <= 256 with op(A) = A), and the rest is neither. MN-major
+// tokens take one 64-wide chunk. auto takes skinny problems against a weight of m, k >= 1024.
+TEST(WgmmaDecodePlan, SkinnyModeTakesFewColumnsAsTokens) {
+  namespace dp = wgmma_decode_plan;
+  EXPECT_EQ(dp::mode_of(16, 4096, true), dp::Mode::Decode);
+  EXPECT_EQ(dp::mode_of(16, 4096, false), dp::Mode::None);
+  EXPECT_EQ(dp::mode_of(16, 64, false), dp::Mode::Skinny);
+  EXPECT_EQ(dp::mode_of(8192, 1, true), dp::Mode::Skinny);
+  EXPECT_EQ(dp::mode_of(8192, 64, false), dp::Mode::Skinny);
+  EXPECT_EQ(dp::mode_of(8192, 65, true), dp::Mode::None);
+  EXPECT_EQ(dp::mode_of(257, 4096, true), dp::Mode::None);
+  const dp::Roles r = dp::roles_of(dp::Mode::Skinny, 8192, 16);
+  EXPECT_TRUE(r.skinny);
+  EXPECT_EQ(r.tokens, 16);
+  EXPECT_EQ(r.weights, 8192);
+  EXPECT_FALSE(dp::roles_of(dp::Mode::Decode, 16, 8192).skinny);
+  EXPECT_EQ(dp::roles_of(dp::Mode::Decode, 16, 8192).tokens, 16);
+  for (int n : {1, 2, 8, 16, 33, 64}) {
+    SCOPED_TRACE(n);
+    EXPECT_EQ(dp::plan(n, 8192, 8192, kH100, true, 0, false).tok, 64);  // MN-major tokens
+    EXPECT_EQ(dp::plan(n, 8192, 8192, kH100, true, 0, false).groups, 2);
+    EXPECT_EQ(dp::plan(n, 8192, 8192, kH100, true, 0, false).ttiles, 1);
+    EXPECT_EQ(dp::plan(n, 8192, 8192, kH100).tok, dp::tokens(n));
+    EXPECT_GE(dp::plan(n, 8192, 8192, kH100).tok, n);
+  }
+  // 8192 weight rows in 64-row strips (<= 32 tokens): 128 CTAs, the whole depth each.
+  EXPECT_EQ(dp::plan(16, 8192, 8192, kH100).blocks(), 128);
+  EXPECT_TRUE(dp::auto_takes(8192, 16, 8192, 1, true));
+  EXPECT_TRUE(dp::auto_takes(8192, 64, 8192, 1, false));
+  EXPECT_FALSE(dp::auto_takes(8192, 65, 8192, 1, true));
+  EXPECT_FALSE(dp::auto_takes(512, 16, 8192, 1, true));
+  EXPECT_FALSE(dp::auto_takes(8192, 16, 512, 1, true));
+  EXPECT_FALSE(dp::auto_takes(8192, 16, 8192, 2, true));
+  EXPECT_FALSE(dp::auto_takes(64, 64, 4096, 1, false));
+}
+
+// wgmma/small (plan.h): the tokens are C's rows when op(A) = A (K-major), else its columns; the
+// tiles cover tokens and weight rows, the splits the depth without an empty one; MN-major tokens
+// never get tiles under 64; a forced tile / split count is honoured (splits as far as the depth
+// allows); no scratch, no split; the model's choice is the cheapest of every pair it weighs.
+TEST(WgmmaSmallPlan, TilesAndSplitsCoverTheProblem) {
+  namespace sp = wgmma_small_plan;
+  namespace dp = wgmma_decode_plan;
+  EXPECT_FALSE(sp::roles_of(100, 200, true, false).skinny);
+  EXPECT_EQ(sp::roles_of(100, 200, true, false).tokens, 100);
+  EXPECT_TRUE(sp::roles_of(100, 200, false, false).skinny);
+  EXPECT_EQ(sp::roles_of(100, 200, false, false).tokens, 200);
+  EXPECT_FALSE(sp::roles_of(100, 200, false, false).xk);
+  EXPECT_TRUE(sp::roles_of(100, 200, false, true).xk);
+  for (const DeviceDesc& dev : {kH100, kA100})
+    for (int64_t tokens : {1, 7, 128, 300, 1024, 1536})
+      for (int64_t weights : {1, 100, 1024, 4096})
+        for (int64_t k : {1, 64, 1000, 8192, 131072})
+          for (bool xk : {true, false}) {
+            SCOPED_TRACE(testing::Message() << tokens << "x" << weights << "x" << k << " xk=" << xk
+                                            << " sms=" << dev.sms);
+            const dp::Plan p = sp::plan(tokens, weights, k, dev, true, xk);
+            EXPECT_GE(static_cast<int64_t>(p.ttiles) * p.tok, tokens);
+            EXPECT_LT(static_cast<int64_t>(p.ttiles - 1) * p.tok, tokens);
+            EXPECT_GE(static_cast<int64_t>(p.strips) * p.strip, weights);
+            EXPECT_EQ(p.strip, 64 * p.groups);
+            if (!xk) EXPECT_GE(p.tok, 64);
+            EXPECT_GE(p.splits * p.kb_per_split, p.num_kb);
+            EXPECT_LT((p.splits - 1) * p.kb_per_split, p.num_kb) << "an empty split";
+            EXPECT_LE(p.splits, dp::kMaxSplits);
+            EXPECT_EQ(sp::plan(tokens, weights, k, dev, false, xk).splits, 1);
+            for (int t = 1; t <= sp::kTiles; ++t)
+              for (int s : {1, 4}) {
+                const dp::Plan f = sp::plan(tokens, weights, k, dev, true, xk, t, s);
+                if (xk || sp::kTileTok[t - 1] >= 64) EXPECT_EQ(f.tok, sp::kTileTok[t - 1]);
+                EXPECT_EQ(f.splits, std::min(s, std::max(1, std::min(dp::kMaxSplits, f.num_kb / 2))));
+                EXPECT_LE(sp::cost(p, dev), sp::cost(f, dev) + 1e-9) << "not the cheapest";
+              }
+          }
+  // auto: one 16-bit entry whose 128 x 256 tiles do not fill the SMs.
+  EXPECT_TRUE(sp::auto_takes(1024, 1024, 1024, 1, kH100));
+  EXPECT_TRUE(sp::auto_takes(128, 128, 131072, 1, kH100));
+  EXPECT_TRUE(sp::auto_takes(256, 4096, 14336, 1, kH100));
+  EXPECT_FALSE(sp::auto_takes(256, 256, 32768, 1, kH100));
+  EXPECT_FALSE(sp::auto_takes(2048, 4096, 512, 1, kH100));
+  EXPECT_TRUE(sp::auto_takes(1280, 1280, 1280, 1, kH100));   // 50 tiles
+  EXPECT_FALSE(sp::auto_takes(1536, 1536, 1536, 1, kH100));  // 72 tiles: wgmma/03's
+  EXPECT_FALSE(sp::auto_takes(1024, 1024, 1024, 8, kH100));  // 256 tiles of 128 x 256 in all
+  EXPECT_TRUE(sp::auto_takes(128, 128, 4096, 32, kH100));     // a batch of 32 small entries
+  // A batch's entries share the launch: the model counts their CTAs, the scratch holds them all.
+  const dp::Plan one = sp::plan(128, 128, 4096, kH100, true, true, 3, 4);
+  const dp::Plan many = sp::plan(128, 128, 4096, kH100, true, true, 3, 4, 32);
+  EXPECT_EQ(many.entries, 32);
+  EXPECT_EQ(dp::scratch_bytes(many), 32 * dp::scratch_bytes(one));
+  EXPECT_GT(sp::cost(many, kH100), sp::cost(one, kH100));
+  // The model's picks on the H100 where they were measured best (docs/history.md: wgmma/small).
+  const auto pick = [](int64_t t, int64_t w, int64_t k) {
+    const dp::Plan p = sp::plan(t, w, k, kH100, true, true);
+    return std::make_pair(p.tok, p.splits);
+  };
+  EXPECT_EQ(pick(1024, 1024, 1024), std::make_pair(64, 1));
+  EXPECT_EQ(pick(256, 256, 256), std::make_pair(8, 1));
+  EXPECT_EQ(pick(128, 128, 8192), std::make_pair(16, 8));
+  EXPECT_EQ(pick(256, 4096, 14336), std::make_pair(128, 2));
+}
+
+}  // namespace
+}  // namespace gemmlab
