@@ -60,10 +60,10 @@ bool split_k_pays(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDe
 // The planner of wgmma/decode: 16-bit problems with few rows of C (M <= 256) computed swapped,
 // C^T = op(B)^T op(A)^T, so the rows of C (tokens) are wgmma's N (8 .. 256, the smallest power of
 // two >= M) and the columns of C its 64-row M side. The same kernel runs few columns of C
-// (N <= 64, "skinny") unswapped: the columns are the tokens and op(A) the weight. A CTA owns a strip of 64 (tokens <= 32) or
-// 128 columns of C (two consumer warpgroups) and a range of K; strips x splits CTAs, summed in
-// split order by the strip's last CTA. Splits only bring idle SMs in, each split still deep
-// (measured: plan.cpp).
+// (N <= 64, "skinny") unswapped: the columns are the tokens and op(A) the weight. A CTA owns a
+// strip of 64 (tokens <= 32) or 128 weight rows (two consumer warpgroups) and a range of K;
+// strips x splits CTAs, summed in split order by the strip's last CTA. Splits only bring idle SMs
+// in, each split still deep (measured: plan.cpp).
 namespace wgmma_decode_plan {
 
 constexpr int kMaxM = 256;
