@@ -84,7 +84,12 @@ TEST(Sanitize, ScratchPaths) {
               {"gemv/mma", spec(P::FP16, 32, 33, 41, Op::T, Op::T)},         // edge, 4 tiles
               {"wgmma/split_k", spec(P::BF16, 136, 64, 9000)},               // slices + rest
               {"wgmma/decode", spec(P::BF16, 8, 1000, 8200, Op::N, Op::T)},  // 1 group, split
-              {"wgmma/decode", decode_packed}});                             // 2 groups, split
+              {"wgmma/decode", decode_packed},                               // 2 groups, split
+              {"wgmma/decode", spec(P::BF16, 3000, 7, 2049)},                // skinny, B copied^T
+              {"wgmma/decode", spec(P::BF16, 3000, 40, 1000)},               // skinny, MN-major X
+              {"wgmma/small", spec(P::BF16, 512, 512, 8192)},                // 128 x 64, split, staged
+              {"wgmma/small", spec(P::BF16, 256, 256, 8192)},                // 64 x 32, split
+              {"wgmma/small", spec(P::FP16, 300, 200, 1000, Op::T, Op::N)}});  // MN-major X, staged
 }
 
 }  // namespace
