@@ -91,17 +91,19 @@ int tokens(int64_t m, bool xk = true);
 // tokens; compile-time, shared with the kernel. Up to 32 tokens the ring fits two CTAs per SM, so
 // a strip's CTA and the next one overlap where strips outnumber the SMs; from 64 tokens (two
 // warpgroups, splits keep one CTA per SM) one CTA takes the SM's whole ring.
+// wgmma/small also runs 64 tokens on one warpgroup (g: the warpgroups, where not the default).
 constexpr int groups(int tok) { return tok >= 64 ? 2 : 1; }
-constexpr int stage_bytes(int tok) { return groups(tok) * 8192 + tok * 128; }
-constexpr int stages(int tok) {
-  const int budget = tok >= 64 ? 200 * 1024 : 110 * 1024;
-  const int s = budget / stage_bytes(tok);
+constexpr int stage_bytes(int tok, int g = 0) { return (g ? g : groups(tok)) * 8192 + tok * 128; }
+constexpr int stages(int tok, int g = 0) {
+  const int budget = (g ? g : groups(tok)) == 2 ? 200 * 1024 : 110 * 1024;
+  const int s = budget / stage_bytes(tok, g);
   return s > 8 ? 8 : s < 2 ? 2 : s;
 }
-constexpr int smem_bytes(int tok) {
-  return stages(tok) * stage_bytes(tok) + 1024 /* alignment */ + 2 * stages(tok) * 8;
+constexpr int smem_bytes(int tok, int g = 0) {
+  return stages(tok, g) * stage_bytes(tok, g) + 1024 /* alignment */ + 2 * stages(tok, g) * 8;
 }
-constexpr int threads(int tok) { return 128 * groups(tok) + 32; }  // consumers, then a producer warp
+// Consumers, then a producer warp.
+constexpr int threads(int tok, int g = 0) { return 128 * (g ? g : groups(tok)) + 32; }
 
 struct Plan {
   int tok, groups, strip;  // tokens per tile, consumer warpgroups, weight rows per tile (64 groups)
@@ -142,9 +144,11 @@ bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, bool a_k_major =
 namespace wgmma_small_plan {
 
 namespace dp = wgmma_decode_plan;
-constexpr int kTiles = 6;
-constexpr int kTileTok[kTiles] = {8, 16, 32, 64, 128, 256};  // tile index i: 64|128 x kTileTok[i]
-extern const char* const kTileNames[kTiles + 1];              // "64x8" .. "128x256", null
+constexpr int kTiles = 7;
+// Tile index i: (64 kTileGroups[i]) x kTileTok[i] ("64x8" .. "128x256", then "64x64").
+constexpr int kTileTok[kTiles] = {8, 16, 32, 64, 128, 256, 64};
+constexpr int kTileGroups[kTiles] = {1, 1, 1, 2, 2, 2, 1};
+extern const char* const kTileNames[kTiles + 1];
 
 // Whether the tokens are C's rows (op(A) = A), and so whether they are K-major.
 struct Roles {

@@ -38,25 +38,26 @@ struct Args {
 
 // kTok tokens; kWK: W (the kernel's A: op(B)^T, or op(A) when skinny) is K-major; kXK: X (the
 // tokens) is K-major (always for decode; skinny NN reads B's k x n rows MN-major, kTok = 64).
-template <typename T, int kTok, bool kWK, bool kXK = true>
+// kG: the consumer warpgroups where not the default for kTok (0): one for wgmma/small's 64 x 64.
+template <typename T, int kTok, bool kWK, bool kXK = true, int kG = 0>
 struct Shape {
-  static constexpr int kGroups = dp::groups(kTok);
+  static constexpr int kGroups = kG ? kG : dp::groups(kTok);
   static constexpr int kStrip = 64 * kGroups;
-  static constexpr int kStages = dp::stages(kTok);
-  static constexpr int kThreads = dp::threads(kTok);
+  static constexpr int kStages = dp::stages(kTok, kG);
+  static constexpr int kThreads = dp::threads(kTok, kG);
   static constexpr int kConsumers = 128 * kGroups;
-  static constexpr int kSmem = dp::smem_bytes(kTok);
+  static constexpr int kSmem = dp::smem_bytes(kTok, kG);
   using Tile = StageTile<T, kStrip, kTok, kWK, kXK>;
   static_assert(kStages * Tile::kBytes + 1024 + 2 * kStages * 8 <= kSmem, "smem plan");
 };
 
 // kSkinny: the weight's rows are C's rows and the tokens its columns (else the other way round).
-template <typename T, int kTok, bool kWK, bool kXK, bool kSkinny>
-__global__ void __launch_bounds__(dp::threads(kTok), 1)
+template <typename T, int kTok, bool kWK, bool kXK, bool kSkinny, int kG>
+__global__ void __launch_bounds__(dp::threads(kTok, kG), 1)
     strips_kernel(const __grid_constant__ CUtensorMap map_w, const __grid_constant__ CUtensorMap map_x,
                   Epilogue ep, Args a) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using S = Shape<T, kTok, kWK, kXK>;
+  using S = Shape<T, kTok, kWK, kXK, kG>;
   using TileT = typename S::Tile;
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
@@ -175,6 +176,7 @@ __global__ void __launch_bounds__(dp::threads(kTok), 1)
 // Which kernel instance runs: the mode and the majorness of W and X (after packing).
 struct Instance {
   bool skinny, w_k_major, x_k_major;
+  int groups;  // the plan's consumer warpgroups
 };
 
 // Calls f(TypeTag<T>, integral_constant<tok>, bool_constant<w_k_major>, bool_constant<x_k_major>,
@@ -184,9 +186,15 @@ template <typename F>
 cudaError_t dispatch_strips(Precision prec, int tok, Instance in, F&& f) {
   using std::false_type;
   using std::true_type;
+  auto by_g = [&](auto tag, auto tk, auto wk, auto xk, auto sk) -> cudaError_t {
+    constexpr int kTok = decltype(tk)::value;
+    if constexpr (kTok == 64)
+      if (in.groups == 1) return f(tag, tk, wk, xk, sk, std::integral_constant<int, 1>{});
+    return f(tag, tk, wk, xk, sk, std::integral_constant<int, 0>{});
+  };
   auto by_w = [&](auto tag, auto tk, auto xk, auto sk) -> cudaError_t {
-    if (in.w_k_major) return f(tag, tk, true_type{}, xk, sk);
-    return f(tag, tk, false_type{}, xk, sk);
+    if (in.w_k_major) return by_g(tag, tk, true_type{}, xk, sk);
+    return by_g(tag, tk, false_type{}, xk, sk);
   };
   auto by_mode = [&](auto tag, auto tk) -> cudaError_t {
     constexpr int kTok = decltype(tk)::value;
@@ -216,16 +224,16 @@ cudaError_t dispatch_strips(Precision prec, int tok, Instance in, F&& f) {
 }  // namespace
 
 LaunchConfig strips_config(const GemmProblem& p, bool skinny, const dp::Plan& pl) {
-  const Instance in = skinny ? Instance{true, p.op_a == Op::N, p.op_b == Op::T}
-                             : Instance{false, p.op_b == Op::T, p.op_a == Op::N};
+  const Instance in = skinny ? Instance{true, p.op_a == Op::N, p.op_b == Op::T, pl.groups}
+                             : Instance{false, p.op_b == Op::T, p.op_a == Op::N, pl.groups};
   LaunchConfig c;
-  dispatch_strips(p.precision, pl.tok, in, [&](auto tag, auto tk, auto wk, auto xk, auto sk) {
+  dispatch_strips(p.precision, pl.tok, in, [&](auto tag, auto tk, auto wk, auto xk, auto sk, auto g) {
     using T = typename decltype(tag)::type;
-    constexpr int kTok = decltype(tk)::value;
+    constexpr int kTok = decltype(tk)::value, kG = decltype(g)::value;
     c.kernel = reinterpret_cast<const void*>(
-        strips_kernel<T, kTok, decltype(wk)::value, decltype(xk)::value, decltype(sk)::value>);
-    c.smem_bytes = dp::smem_bytes(kTok);
-    c.block = dim3(dp::threads(kTok));
+        strips_kernel<T, kTok, decltype(wk)::value, decltype(xk)::value, decltype(sk)::value, kG>);
+    c.smem_bytes = dp::smem_bytes(kTok, kG);
+    c.block = dim3(dp::threads(kTok, kG));
     return cudaSuccess;
   });
   c.grid = dim3(static_cast<unsigned>(pl.blocks()), pl.entries);
@@ -254,16 +262,16 @@ cudaError_t launch_strips(const GemmProblem& p, bool skinny, const dp::Plan& pla
           a.ws.partials + static_cast<size_t>(pl.blocks()) * pl.entries * pl.strip * pl.tok);
       a.ws.tag = next_split_tag();
     }
-    const Instance in{skinny, w.k_major, x.k_major};
-    cudaError_t e = dispatch_strips(p.precision, pl.tok, in, [&](auto tag, auto tk, auto wk, auto xk, auto sk) {
+    const Instance in{skinny, w.k_major, x.k_major, pl.groups};
+    cudaError_t e = dispatch_strips(p.precision, pl.tok, in, [&](auto tag, auto tk, auto wk, auto xk, auto sk, auto g) {
       using T = typename decltype(tag)::type;
-      constexpr int kTok = decltype(tk)::value;
+      constexpr int kTok = decltype(tk)::value, kG = decltype(g)::value;
       constexpr bool kWK = decltype(wk)::value, kXK = decltype(xk)::value;
-      using S = Shape<T, kTok, kWK, kXK>;
+      using S = Shape<T, kTok, kWK, kXK, kG>;
       CUtensorMap map_w, map_x;
       cudaError_t r = make_tensor_map(&map_w, w, p.precision, S::kStrip);
       if (r == cudaSuccess) r = make_tensor_map(&map_x, x, p.precision, kTok);
-      auto* kern = strips_kernel<T, kTok, kWK, kXK, decltype(sk)::value>;
+      auto* kern = strips_kernel<T, kTok, kWK, kXK, decltype(sk)::value, kG>;
       if (r == cudaSuccess) r = prepare_function(reinterpret_cast<const void*>(kern), S::kSmem);
       if (r != cudaSuccess) return r;
       return launch_kernel(kern, dim3(static_cast<unsigned>(pl.blocks()), pl.entries), S::kThreads,
