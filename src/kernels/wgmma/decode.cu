@@ -20,7 +20,7 @@
 // Seed: beyond the seeds (issue: decode shapes).
 // Measured (H100, cuBLAS in the same run, docs/results/h100-decode.md, 2026-11-24 00:17 UTC): bf16
 // 1 x 4096 x 4096 NN 15.9 us (101%, 2.1 TB/s), 16 x 14336 x 4096 NN 110% (2.7 TB/s), 128 x 4096 x
-// 14336 NN 100%; M <= 16 geometric mean 1.01x (bf16, fp16). Skinny (18:06 UTC, h100-suite-skinny):
+// 14336 NN 100%; M <= 16 geometric mean 1.01x (bf16, fp16). Skinny (18:27 UTC, h100-suite-skinny):
 // 8192 x 1..64 x 8192 bf16 1.01x of cuBLAS (was 0.73x on wgmma/split_k and gemv/small_m).
 #include "kernels/wgmma/plan.h"
 #include "kernels/wgmma/strips.h"

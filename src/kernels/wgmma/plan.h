@@ -136,7 +136,7 @@ bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, bool a_k_major =
 
 // The planner of wgmma/small: the strips kernel (wgmma/decode's) over a grid of tiles, for 16-bit
 // problems whose C is too small for wgmma/03's 128 x 256 tiles to fill the SMs (small squares,
-// deep K over a small C, M = 128..256 decode rows). A tile is 64 x tok (tok <= 32: one consumer
+// deep K over a small C, M = 128..256 decode rows). A tile is 64 x tok (tok <= 64: one consumer
 // warpgroup, two CTAs per SM) or 128 x tok (64 <= tok <= 256); the tokens are the rows of C when
 // op(A) = A (K-major), else its columns. The tile and the depth splits come from a cost model of
 // the SM (wgmma issue, L2 -> SM bytes) and of the chip's L2, with each split's partial charged;
