@@ -37,7 +37,8 @@ struct Args {
 };
 
 // kTok tokens; kWK: W (the kernel's A: op(B)^T, or op(A) when skinny) is K-major; kXK: X (the
-// tokens) is K-major (always for decode; skinny NN reads B's k x n rows MN-major, kTok = 64).
+// tokens) is K-major (always where the tokens are C's rows; as C's columns, a B stored k x n is
+// read MN-major, in 64-wide chunks: kTok >= 64).
 // kG: the consumer warpgroups where not the default for kTok (0): one for wgmma/small's 64 x 64.
 template <typename T, int kTok, bool kWK, bool kXK = true, int kG = 0>
 struct Shape {
