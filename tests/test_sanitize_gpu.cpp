@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "ex_problem_util.h"
 #include "gpu_util.h"
 #include "problem_util.h"
 #include "registry/registry.h"
@@ -90,6 +91,28 @@ TEST(Sanitize, ScratchPaths) {
               {"wgmma/small", spec(P::BF16, 512, 512, 8192)},                // 128 x 64, split, staged
               {"wgmma/small", spec(P::BF16, 256, 256, 8192)},                // 64 x 32, split
               {"wgmma/small", spec(P::FP16, 300, 200, 1000, Op::T, Op::N)}});  // MN-major X, staged
+}
+
+// wgmma/03's TMA-store epilogue (16-bit D, beta = 0): edge boxes, 2 entries with a gap, a bias and
+// GELU; and a stream-k grid whose shared tiles end in it.
+TEST(Sanitize, TmaStoreEpilogue) {
+  GEMMLAB_REQUIRE_GPU();
+  if (current_cc() < 90) GTEST_SKIP() << "wgmma/03 needs sm_90a";
+  ExSpec a;
+  a.precision = Precision::BF16, a.m = 129, a.n = 264, a.k = 70, a.op_b = Op::T;
+  a.d_type = DType::BF16, a.null_c = true, a.bias = true, a.act = Activation::GeluTanh;
+  a.ldd = 272, a.batch = 2, a.stride_d = 129 * 272 + 8;
+  ExSpec b;
+  b.precision = Precision::FP16, b.m = 1024, b.n = 1024, b.k = 3072, b.d_type = DType::F16;
+  b.null_c = true;
+  for (const ExSpec& s : {a, b}) {
+    SCOPED_TRACE(describe(s));
+    ExProblem d(s);
+    ASSERT_EQ(d.error(), "");
+    EpilogueReference r;
+    ASSERT_EQ(d.reference(&r), "");
+    EXPECT_EQ(d.run_and_check(r, "wgmma/03_tma_wgmma_ws_persistent"), "");
+  }
 }
 
 }  // namespace

@@ -308,6 +308,20 @@ struct Epilogue {
     activate_n<8>(v, act);
     put<8>(r, c, v);
   }
+  // One element, in bounds or not, whose bias value the caller loaded ahead (b; 0 without a
+  // bias): the general epilogue without its bias load (wgmma/decode's narrow tiles load their
+  // bias before the main loop).
+  __device__ __forceinline__ void store_biased(int r, int c, float acc, float b) const {
+    if (r >= m || c >= n) return;
+    float x = alpha * acc;
+    if (beta != 0.f) x = fmaf(beta, load_as_float(C, c_type, static_cast<int64_t>(r) * ldc + c), x);
+    const float v[1] = {activate(x + b, act)};
+    put<1>(r, c, v);
+  }
+  // The bias of column c (0 past n, or without a bias).
+  __device__ __forceinline__ float bias1(int c) const {
+    return bias && c < n ? load_as_float(bias, bias_type, c) : 0.f;
+  }
   // The bias of columns c .. c + 7 (0 past n, or without a bias).
   __device__ __forceinline__ void bias8(int c, float (&bv)[8]) const {
 #pragma unroll
@@ -410,6 +424,11 @@ struct Epilogue {
 template <int N>
 __device__ __noinline__ void epilogue_store_general(const Epilogue ep, int r, int c, float4 a) {
   ep.store_general<N>(r, c, a);
+}
+
+__device__ __noinline__ inline void epilogue_store_biased(const Epilogue ep, int r, int c, float acc,
+                                                          float b) {
+  ep.store_biased(r, c, acc, b);
 }
 
 template <int N, bool kInline>

@@ -21,13 +21,16 @@
 // coordinate; a broadcast operand keeps coordinate 0) and the tile sequence runs entry after
 // entry, so persistent CTAs and stream-k runs cross entries like tiles. Under DynamicTiles
 // (gemmlab_dist's pieces, beside NCCL's kernels) a CTA draws each tile after its first from a
-// counter instead of walking tile, tile + grid, ...: CTAs that start late take fewer tiles. The epilogue (bias,
-// activation, bf16/fp16 D) is applied to the staged float4s in registers, inlined, before the one
-// store of D.
+// counter instead of walking tile, tile + grid, ...: CTAs that start late take fewer tiles. A
+// 16-bit D written without reading C goes out through TMA stores: the epilogue (alpha, bias,
+// activation, rounding) is applied to the fragment in registers, each 64 x 64 box is written to
+// shared memory and handed to TMA, and the warpgroup goes on while the copy runs (a 16-bit bias
+// is loaded before the tile's main loop); other epilogues (fp32 D, beta != 0) are applied to the
+// staged float4s in registers before the one store of D.
 // Seed: beyond the seeds.
 // Measured (H100 SXM, cuBLAS / cuBLASLt in the same run): 4096^3 bf16 97%, fp16 98%, tf32 99%;
 // 8192^3 94-98%; 4097^3 (operands packed inside the call) 2.3-3.6x (h100-tensorcore.md); bf16
-// with a bf16 D 90-95% of cuBLASLt, + bias + GELU 87% (h100-epilogue.md).
+// with a bf16 D 96-98% of cuBLASLt, + bias + GELU 94% (h100-epilogue.md, 2026-11-24 19:15 UTC).
 // History (clusters with B multicast, stream-k tails, 128 x 128 tiles): docs/history.md.
 #include <type_traits>
 
@@ -58,9 +61,10 @@ using Tile = StageTile<T, kBM, kBN, kAK, kBK>;
 
 // The epilogue goes through a private shared-memory buffer per consumer warpgroup (the stages
 // can't host it: the producer is already filling them for the next tile).
+// Then a block per consumer warpgroup for the TMA-store epilogue's 16-bit bias (kTileBiasBytes).
 template <typename T, bool kAK, bool kBK>
 constexpr int smem_bytes() {
-  return kStages * Tile<T, kAK, kBK>::kBytes + 2 * kStagedEpilogueBytes +
+  return kStages * Tile<T, kAK, kBK>::kBytes + 2 * kStagedEpilogueBytes + 2 * kTileBiasBytes +
          1024 /* alignment slack */ + 2 * kStages * 8;
 }
 
@@ -275,17 +279,30 @@ __device__ __forceinline__ void consume(float (&d)[kBN / 2], Ring& ring, uint32_
   return true;
 }
 
-// The consumers' epilogue for rows [row0, row0 + 64) of tile column col0. kGeneral: the kernel
-// instance for the general epilogue (bias, activation, 16-bit D, C apart from D); the plain
-// instance keeps the fp32 store code alone, so the extension costs plain problems nothing.
-template <class TileT, bool kSwapped, bool kGeneral>
+// The three epilogue instances of each kernel: kEpiPlain keeps the fp32 store code alone (fp32
+// D read in place or not at all, no bias or activation), so the extension costs those problems
+// nothing; kEpiGeneral: bias, activation, 16-bit D, C apart from D; kEpiTma: any of those with
+// beta = 0 and a 16-byte-aligned D, through TMA stores (store_fragment_tma), on the kernels whose
+// accumulators are in wgmma's row order (not swapped, no register A).
+enum EpiKind : int { kEpiPlain = 0, kEpiGeneral = 1, kEpiTma = 2 };
+
+// The consumers' epilogue for rows [row0, row0 + 64) of tile column col0 (batch entry z).
+template <class TileT, bool kSwapped, int kEpi>
 __device__ __forceinline__ void store_tile(const Epilogue& ep, const float (&d)[kBN / 2],
-                                           float* buf, int cw, int row0, int col0) {
+                                           float* buf, int cw, int row0, int col0, int z,
+                                           const CUtensorMap* map_d, uint32_t* bias_smem,
+                                           uint32_t bias_word) {
   constexpr bool kRegisterA = TileT::kTf32 && !TileT::kAK;
+  constexpr bool kGeneral = kEpi == kEpiGeneral;
   // The rows (within the warpgroup's 64) this thread's accumulators hold.
   const int row_lo = kRegisterA ? TileT::register_a_row(0) : fragment_row(0);
   const int row_hi = kRegisterA ? TileT::register_a_row(1) : fragment_row(1);
-  if constexpr (kSwapped) {
+  if constexpr (kEpi == kEpiTma) {
+    static_assert(!kSwapped && !kRegisterA, "TMA stores take wgmma's row order");
+    // (a 16-bit D only: tma_storable)
+    store_fragment_tma<kBN, 2>(ep, d, reinterpret_cast<uint8_t*>(buf), 1 + cw, map_d, row_lo,
+                               row_hi, row0, col0, z, bias_smem, bias_word);
+  } else if constexpr (kSwapped) {
     static_assert(kRegisterA, "only tf32 NN is swapped, and it has a register A");
     // At its register limit: the general epilogue is a call per float4 (inlined, it spilled).
     store_fragment_staged<kBN, true, 4, kGeneral ? kStoreCall : kStorePlain>(
@@ -299,13 +316,14 @@ __device__ __forceinline__ void store_tile(const Epilogue& ep, const float (&d)[
 }
 
 // kSwapped: the kernel computes C^T (see PreparedOperands) and stores its result transposed.
-// kGeneral: see store_tile.
-template <typename T, bool kAK, bool kBK, bool kSwapped, bool kGeneral>
+// kEpi: see EpiKind; map_d is D's store map under kEpiTma (unused otherwise).
+template <typename T, bool kAK, bool kBK, bool kSwapped, int kEpi>
 __global__ void __launch_bounds__(kThreads, 1)
     ws_persistent_kernel(const __grid_constant__ CUtensorMap map_a,
                          const __grid_constant__ CUtensorMap map_b,
                          const __grid_constant__ CUtensorMap map_a_edge,
-                         const __grid_constant__ CUtensorMap map_b_edge, Epilogue ep, int k,
+                         const __grid_constant__ CUtensorMap map_b_edge,
+                         const __grid_constant__ CUtensorMap map_d, Epilogue ep, int k,
                          int rows, int cols, Batch batch, StreamK sk, SplitWorkspace ws,
                          int* tile_counter) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -314,7 +332,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   // Swizzled tiles must start on 1024-byte boundaries (the swizzle pattern's period).
   uint8_t* smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
   float* epilogue_buf = reinterpret_cast<float*>(smem + kStages * TileT::kBytes);
-  Ring ring{reinterpret_cast<uint64_t*>(smem + kStages * TileT::kBytes + 2 * kStagedEpilogueBytes),
+  uint32_t* bias_words =
+      reinterpret_cast<uint32_t*>(smem + kStages * TileT::kBytes + 2 * kStagedEpilogueBytes);
+  Ring ring{reinterpret_cast<uint64_t*>(smem + kStages * TileT::kBytes + 2 * kStagedEpilogueBytes +
+                                        2 * kTileBiasBytes),
             nullptr};
   ring.empty = ring.full + kStages;
   __shared__ int sk_last[2];  // per consumer warpgroup: "arrived last at a shared tile"
@@ -336,6 +357,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     prefetch_tensor_map(&map_b);
     prefetch_tensor_map(&map_a_edge);
     prefetch_tensor_map(&map_b_edge);
+    if constexpr (kEpi == kEpiTma) prefetch_tensor_map(&map_d);
     for (int s = 0; s < kStages; ++s) {
       mbar_init(&ring.full[s], 1);   // the producer's arrive_expect_tx (+ the TMA bytes)
       mbar_init(&ring.empty[s], 2);  // one arrive per consumer warpgroup
@@ -374,6 +396,9 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (tc.row0 + 64 * cw >= rows) return skip(ring, signals, kb0, kb1);
     // A tile with <= 8 valid columns uses m64n8 (d[0..3]; the other accumulators are stale but
     // their columns are past the end, so the epilogue's bounds checks drop them).
+    // The TMA-store epilogue's 16-bit bias word, loaded before the main loop (load_bias_word).
+    uint32_t bias_word = 0;
+    if constexpr (kEpi == kEpiTma) bias_word = load_bias_word(ep, tc.col0);
     int prev = 0;
     if (cols - tc.col0 <= 8) consume<TileT, true>(d, ring, smem_base, cw, signals, kb0, kb1, &prev);
     else consume<TileT, false>(d, ring, smem_base, cw, signals, kb0, kb1, &prev);
@@ -384,9 +409,14 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (sk.ctas > 0 && !reduce_shared_tile(d, sk, ws, tile, cw, &sk_last[cw],
                                              tc.row0 + 64 * cw + fragment_row(0) < rows))
         return;
-    store_tile<TileT, kSwapped, kGeneral>(ep.entry(bt.entry, batch.stride_c, batch.stride_d), d, epilogue_buf + cw * (kStagedEpilogueBytes / 4), cw,
-                                tc.row0 + 64 * cw, tc.col0);
+    store_tile<TileT, kSwapped, kEpi>(
+        kEpi == kEpiTma ? ep : ep.entry(bt.entry, batch.stride_c, batch.stride_d), d,
+        epilogue_buf + cw * (kStagedEpilogueBytes / 4), cw, tc.row0 + 64 * cw, tc.col0, bt.entry,
+        &map_d, bias_words + cw * (kTileBiasBytes / 4), bias_word);
   });
+  // The last TMA stores have written D (and read the buffer) before the CTA exits.
+  if constexpr (kEpi == kEpiTma)
+    if (threadIdx.x % 128 == 0) bulk_wait_all<0>();
 #endif
 }
 
@@ -405,6 +435,17 @@ wgmma_plan::PersistentPlan plan_of(const GemmProblem& p, bool swapped) {
   return wgmma_plan::plan_persistent(rows, cols, p.k, p.precision, current_device_desc(), p.batch);
 }
 
+// Calls f(integral_constant<int, kEpi>) for the problem's epilogue instance (EpiKind): TMA
+// stores where D allows them and the kernel keeps wgmma's row order.
+template <typename T, bool kAK, bool kSwapped, typename F>
+cudaError_t by_epilogue(const GemmProblem& p, F&& f) {
+  constexpr bool kRowOrder = !kSwapped && !(std::is_same<T, float>::value && !kAK);
+  if constexpr (kRowOrder)
+    if (tma_storable(p)) return f(std::integral_constant<int, kEpiTma>{});
+  if (plain_epilogue(p)) return f(std::integral_constant<int, kEpiPlain>{});
+  return f(std::integral_constant<int, kEpiGeneral>{});
+}
+
 LaunchConfig config(const GemmProblem& p) {
   LaunchConfig c;
   const KernelLayout kl = kernel_layout(p, true);
@@ -412,11 +453,13 @@ LaunchConfig config(const GemmProblem& p) {
     using T = typename decltype(tag)::type;
     constexpr bool kAK = decltype(ak)::value, kBK = decltype(bk)::value;
     return by_swap<T, kAK>(kl.swapped, [&](auto sw) {
-      c.kernel = plain_epilogue(p)
-                     ? reinterpret_cast<const void*>(ws_persistent_kernel<T, kAK, kBK, decltype(sw)::value, false>)
-                     : reinterpret_cast<const void*>(ws_persistent_kernel<T, kAK, kBK, decltype(sw)::value, true>);
-      c.smem_bytes = smem_bytes<T, kAK, kBK>();
-      return cudaSuccess;
+      constexpr bool kSw = decltype(sw)::value;
+      return by_epilogue<T, kAK, kSw>(p, [&](auto epi) {
+        c.kernel = reinterpret_cast<const void*>(
+            ws_persistent_kernel<T, kAK, kBK, kSw, decltype(epi)::value>);
+        c.smem_bytes = smem_bytes<T, kAK, kBK>();
+        return cudaSuccess;
+      });
     });
   });
   c.grid = dim3(static_cast<unsigned>(plan_of(p, kl.swapped).ctas));
@@ -446,17 +489,18 @@ cudaError_t stream_k_scratch(wgmma_plan::PersistentPlan* pl, int sms, cudaStream
   return cudaSuccess;
 }
 
-template <typename T, bool kAK, bool kBK, bool kSwapped, bool kGeneral>
+template <typename T, bool kAK, bool kBK, bool kSwapped, int kEpi>
 cudaError_t launch_typed(const GemmProblem& p, const PreparedOperands& ops) {
   using TileT = Tile<T, kAK, kBK>;
   static_assert(TileT::kBK * sizeof(T) == 128, "k_blocks_of: 128 bytes of K per stage");
-  CUtensorMap map_a, map_b, map_a_edge, map_b_edge;
+  CUtensorMap map_a, map_b, map_a_edge, map_b_edge, map_d{};
   cudaError_t e = make_tensor_map(&map_a, ops.a, p.precision, kBM);
   if (e == cudaSuccess) e = make_tensor_map(&map_b, ops.b, p.precision, kBN);
   if (e == cudaSuccess) e = make_tensor_map(&map_a_edge, ops.a, p.precision, TileT::kEdgeRows);
   if (e == cudaSuccess) e = make_tensor_map(&map_b_edge, ops.b, p.precision, TileT::kEdgeRows);
+  if (e == cudaSuccess && kEpi == kEpiTma) e = make_store_map(&map_d, p);
   if (e != cudaSuccess) return e;
-  auto* kern = ws_persistent_kernel<T, kAK, kBK, kSwapped, kGeneral>;
+  auto* kern = ws_persistent_kernel<T, kAK, kBK, kSwapped, kEpi>;
   constexpr int smem = smem_bytes<T, kAK, kBK>();
   e = prepare_function(reinterpret_cast<const void*>(kern), smem);
   if (e != cudaSuccess) return e;
@@ -477,7 +521,7 @@ cudaError_t launch_typed(const GemmProblem& p, const PreparedOperands& ops) {
   const Batch batch{static_cast<int>(p.batch), ops.a.batched() ? 1 : 0, ops.b.batched() ? 1 : 0,
                     p.stride_c, p.stride_d};
   e = launch_kernel(kern, dim3(static_cast<unsigned>(pl.ctas)), kThreads, smem, p.stream, map_a,
-                    map_b, map_a_edge, map_b_edge, make_epilogue(p), static_cast<int>(p.k),
+                    map_b, map_a_edge, map_b_edge, map_d, make_epilogue(p), static_cast<int>(p.k),
                     static_cast<int>(ops.a.mn), static_cast<int>(ops.b.mn), batch, pl.sk, ws,
                     counter);
   const cudaError_t ef = workspace_free(ws.partials, p.stream);  // after the kernel
@@ -492,8 +536,9 @@ cudaError_t launch(const GemmProblem& p) {
       constexpr bool kAK = decltype(ak)::value, kBK = decltype(bk)::value;
       return by_swap<T, kAK>(ops.swapped, [&](auto sw) {
         constexpr bool kSw = decltype(sw)::value;
-        return plain_epilogue(p) ? launch_typed<T, kAK, kBK, kSw, false>(p, ops)
-                                 : launch_typed<T, kAK, kBK, kSw, true>(p, ops);
+        return by_epilogue<T, kAK, kSw>(p, [&](auto epi) {
+          return launch_typed<T, kAK, kBK, kSw, decltype(epi)::value>(p, ops);
+        });
       });
     });
   });

@@ -102,9 +102,11 @@ __device__ __forceinline__ void stage_chunk(const float (&d)[kN / 2], float* buf
 // warp covers 2 rows per step, 8 steps (the inlined general epilogue: 8 columns per step, 4
 // steps). Not unrolled: the accumulators are still live, and unrolled steps would hold 8
 // addresses and float4s at once.
+// bias_pre (transposed only, else null): the bias this thread's drain needs (bias8 of
+// row0 + 8 (lane % 8), the same for every chunk), loaded by the caller before its main loop.
 template <bool kTransposed, int kUnit, int kStore>
 __device__ __forceinline__ void drain_chunk(const Epilogue& ep, const float* buf, int chunk,
-                                            int row0, int col0) {
+                                            int row0, int col0, const float* bias_pre = nullptr) {
   const int lane = threadIdx.x % 128;
   if constexpr (kStore == kStoreInline && (!kTransposed || kUnit == 8)) {
     // The general epilogue costs instructions per store, not bytes: 8 columns per thread and
@@ -112,7 +114,12 @@ __device__ __forceinline__ void drain_chunk(const Epilogue& ep, const float* buf
     // and one 16-byte store of a 16-bit D. 64 rows x 8 groups of 8: 4 rows per warp, 4 steps.
     // A thread's 8 columns are the same in every step: their bias is loaded once.
     float bv[8];
-    ep.bias8(kTransposed ? row0 + 8 * (lane % 8) : col0 + 64 * chunk + 8 * (lane % 8), bv);
+    if (kTransposed && bias_pre) {
+#pragma unroll
+      for (int i = 0; i < 8; ++i) bv[i] = bias_pre[i];
+    } else {
+      ep.bias8(kTransposed ? row0 + 8 * (lane % 8) : col0 + 64 * chunk + 8 * (lane % 8), bv);
+    }
 #pragma unroll 1
     for (int i = 0; i < 4; ++i) {
       const int r = i * 16 + lane / 8, p = lane % 8;
@@ -141,7 +148,8 @@ __device__ __forceinline__ void drain_chunk(const Epilogue& ep, const float* buf
 template <int kN, bool kTransposed, int kUnit = 8, int kStore = kStoreInline>
 __device__ __forceinline__ void store_fragment_staged(const Epilogue& ep, const float (&d)[kN / 2],
                                                       float* buf, int wg_bar, int row_lo,
-                                                      int row_hi, int row0, int col0) {
+                                                      int row_hi, int row0, int col0,
+                                                      const float* bias_pre = nullptr) {
   static_assert(kN % 64 == 0, "whole 64-column chunks");
   if constexpr (kStore == kStorePlain) {
     // The fp32 store is a few instructions: every chunk unrolled.
@@ -164,10 +172,153 @@ __device__ __forceinline__ void store_fragment_staged(const Epilogue& ep, const 
       for (int cc = 0; cc < kN / 64; ++cc)
         if (cc == chunk) stage_chunk<kN, kTransposed, kUnit>(d, buf, cc, row_lo, row_hi);
       warpgroup_bar(wg_bar);
-      drain_chunk<kTransposed, kUnit, kStore>(ep, buf, chunk, row0, col0);
+      drain_chunk<kTransposed, kUnit, kStore>(ep, buf, chunk, row0, col0, bias_pre);
     }
   }
   warpgroup_bar(wg_bar);  // the buffer is free for the next tile
+}
+
+// ---------------------------------------------------------------------------------------------
+// Epilogue through TMA stores (wgmma/03, beta = 0). The staged drain above keeps the consumer
+// warps busy with global stores while the tensor cores idle; here each thread applies the whole
+// epilogue (alpha, bias, activation, rounding to D's dtype) to its fragment in registers, writes
+// the result into shared memory in the layout of a 128-byte-swizzled TMA box of 64 rows x 128
+// bytes (64 16-bit or 32 fp32 columns), and one thread hands the box to TMA
+// (cp.async.bulk.tensor, bulk_group): the warpgroup goes on to the next box, and to its next
+// tile's main loop, while the copy to global memory runs. Rows and columns past D's edges are
+// clipped by TMA. The warpgroup's 16 KB buffer holds two boxes: before box i is written, the
+// issuing thread waits until box i - 2's store has read the half it reused (wait_group.read 1).
+// Swizzle: the 16-byte chunk q of box row r sits at chunk q ^ (r % 8); a warp's fragment rows are
+// 8 consecutive ones (r % 8 = lane / 4), so its 32 four-byte pair stores hit 32 banks (16-bit D),
+// and its 8-byte float2 stores fill two wavefronts (fp32 D).
+// ---------------------------------------------------------------------------------------------
+constexpr int kTmaStoreBoxBytes = 64 * 128;  // two per warpgroup buffer (kStagedEpilogueBytes)
+
+// kEs: D's element bytes (4, or 2 for bf16 / fp16). (row0, col0): the fragment's origin in D;
+// z: the batch entry (the map's third coordinate). row_lo / row_hi: fragment_row(0 / 1).
+// The bias of one box's columns for this thread: two per fragment group, c = the box's first
+// column + 2 (lane % 4); 0 past n or without a bias.
+template <int kEs>
+struct BoxBias {
+  static constexpr int kGroups = 128 / kEs / 8;
+  float v[2 * kGroups];
+  __device__ __forceinline__ void zero() {
+#pragma unroll
+    for (int i = 0; i < 2 * kGroups; ++i) v[i] = 0.f;
+  }
+  __device__ __forceinline__ void load(const Epilogue& ep, int c) {
+    zero();
+    if (!ep.bias) return;
+#pragma unroll
+    for (int g = 0; g < kGroups; ++g) {
+      float b[2] = {0.f, 0.f};
+      add_n<2>(b, ep.bias, ep.bias_type, c + 8 * g, ep.n - (c + 8 * g), 1.f);
+      v[2 * g] = b[0], v[2 * g + 1] = b[1];
+    }
+  }
+};
+
+// A 16-bit bias for a whole tile: the pair of columns col0 + 8j + 2t + {0, 1} (t = lane % 4) as
+// one 32-bit word, word 4j + t of a 512-byte shared-memory block per warpgroup (the 4 lanes of a
+// group read 4 consecutive words; the 8 groups of a warp share them: broadcast). Each of the
+// warpgroup's 128 threads loads one word before the tile's main loop (load_bias_word) and stores
+// it at the start of the epilogue, so that no bias load waits on L2 in the epilogue. An fp32
+// bias (twice the bytes, and no shared memory left for them) is loaded box by box instead, each
+// next box's while the box before it is written (BoxBias).
+constexpr int kTileBiasBytes = 512;  // per warpgroup: 128 words, 256 columns
+__device__ __forceinline__ uint32_t load_bias_word(const Epilogue& ep, int col0) {
+  if (!ep.bias || ep.bias_type == DType::F32) return 0;
+  const int i = threadIdx.x % 128, c = col0 + 8 * (i / 4) + 2 * (i % 4);
+  const uint16_t* b = static_cast<const uint16_t*>(ep.bias);
+  if (c + 1 < ep.n) {
+    if ((reinterpret_cast<uintptr_t>(b) & 3) == 0) return *reinterpret_cast<const uint32_t*>(b + c);
+    return (static_cast<uint32_t>(b[c + 1]) << 16) | b[c];
+  }
+  return c < ep.n ? b[c] : 0u;
+}
+__device__ __forceinline__ float2 unpack_bias_word(uint32_t x, DType t) {
+  if (t == DType::BF16) return make_float2(__uint_as_float(x << 16), __uint_as_float(x & 0xffff0000u));
+  return __half22float2(*reinterpret_cast<const __half2*>(&x));
+}
+
+// kEs: D's element bytes (2: bf16 / fp16). (row0, col0): the fragment's origin in D; z: the batch
+// entry (the map's third coordinate). row_lo / row_hi: fragment_row(0 / 1). bias_smem: the
+// warpgroup's kTileBiasBytes block; bias_word: load_bias_word(ep, col0), loaded before the tile's
+// main loop.
+template <int kN, int kEs>
+__device__ __forceinline__ void store_fragment_tma(const Epilogue& ep, const float (&d)[kN / 2],
+                                                   uint8_t* buf, int wg_bar, const CUtensorMap* map,
+                                                   int row_lo, int row_hi, int row0, int col0,
+                                                   int z, uint32_t* bias_smem,
+                                                   uint32_t bias_word) {
+  constexpr int kW = 128 / kEs;  // D columns per box
+  constexpr int kGroups = kW / 8;  // fragment groups of 8 columns per box
+  constexpr int kVals = 4 * kGroups;
+  constexpr int kBoxes = kN / kW;
+  static_assert(kN % kW == 0 && kBoxes % 2 == 0, "whole boxes, an even number per tile");
+  const int t = threadIdx.x % 4;
+  const bool issuer = threadIdx.x % 128 == 0;
+  static_assert(kN / 8 * 4 * 4 <= kTileBiasBytes, "the tile's bias words fit their block");
+  const bool bias32 = ep.bias && ep.bias_type == DType::F32;
+  BoxBias<kEs> cur;
+  if (bias32) cur.load(ep, col0 + 2 * t);
+  // (the last tile's words were all read before its last box's second barrier; box 0's first
+  // barrier orders these stores before this tile's reads)
+  else if (ep.bias) bias_smem[threadIdx.x % 128] = bias_word;
+  // Not unrolled (one copy of the epilogue's code for all boxes); each box's accumulators, which
+  // need constant indices, are picked by an unrolled test, as in the staged drain.
+#pragma unroll 1
+  for (int box = 0; box < kBoxes; ++box) {
+    float v[kVals];
+#pragma unroll
+    for (int bb = 0; bb < kBoxes; ++bb)
+      if (bb == box) {
+#pragma unroll
+        for (int i = 0; i < kVals; ++i) v[i] = d[bb * kVals + i];
+      }
+    // v[4g], v[4g + 1]: row_lo, columns c + 8g + {0, 1}; v[4g + 2], v[4g + 3]: row_hi.
+    BoxBias<kEs> next;
+    if (bias32) {
+      if (box + 1 < kBoxes) next.load(ep, col0 + kW * (box + 1) + 2 * t);
+    } else {
+      cur.zero();
+    }
+    uint8_t* dst = buf + (box & 1) * kTmaStoreBoxBytes;
+    if (issuer) bulk_wait_read<1>();  // box - 2's store has read this half
+    warpgroup_bar(wg_bar);
+    if (ep.bias && !bias32) {  // this box's words of the 16-bit bias
+#pragma unroll
+      for (int g = 0; g < kGroups; ++g) {
+        const float2 f = unpack_bias_word(bias_smem[4 * (box * kGroups + g) + t], ep.bias_type);
+        cur.v[2 * g] = f.x, cur.v[2 * g + 1] = f.y;
+      }
+    }
+#pragma unroll
+    for (int i = 0; i < kVals; ++i) v[i] = fmaf(v[i], ep.alpha, cur.v[2 * (i / 4) + i % 2]);
+    activate_n<kVals>(v, ep.act);
+#pragma unroll
+    for (int g = 0; g < kGroups; ++g) {
+      const float* w = &v[4 * g];
+      const int byte = (8 * g + 2 * t) * kEs;  // within the 128-byte box row
+      const int q = byte / 16, off = byte % 16;
+      uint8_t* lo = dst + row_lo * 128 + ((q ^ (row_lo % 8)) << 4) + off;
+      uint8_t* hi = dst + row_hi * 128 + ((q ^ (row_hi % 8)) << 4) + off;
+      if constexpr (kEs == 4) {
+        *reinterpret_cast<float2*>(lo) = make_float2(w[0], w[1]);
+        *reinterpret_cast<float2*>(hi) = make_float2(w[2], w[3]);
+      } else {
+        *reinterpret_cast<uint32_t*>(lo) = ep.pack16(w[0], w[1]);
+        *reinterpret_cast<uint32_t*>(hi) = ep.pack16(w[2], w[3]);
+      }
+    }
+    fence_proxy_async();  // the box's generic-proxy writes, visible to TMA after the barrier
+    warpgroup_bar(wg_bar);
+    if (issuer) {
+      tma_store_3d(map, dst, col0 + kW * box, row0, z);
+      bulk_commit_group();
+    }
+    cur = next;
+  }
 }
 
 }  // namespace sm90

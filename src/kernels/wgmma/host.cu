@@ -217,5 +217,31 @@ cudaError_t make_tensor_map(CUtensorMap* map, const TmaOperand& x, Precision pre
   return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
 
+bool tma_storable(const GemmProblem& p) {
+  const int64_t eb = dtype_bytes(p.d_type);
+  return p.d_type != DType::F32 && p.beta == 0.f && (p.n * eb) % 16 == 0 &&
+         reinterpret_cast<uintptr_t>(p.D) % 16 == 0 && (p.ldd * eb) % 16 == 0 &&
+         (p.batch <= 1 || (p.stride_d > 0 && (p.stride_d * eb) % 16 == 0)) &&
+         p.n < (int64_t{1} << 32);
+}
+
+cudaError_t make_store_map(CUtensorMap* map, const GemmProblem& p) {
+  const EncodeTiledFn encode = encode_fn();
+  if (!encode) return cudaErrorNotSupported;
+  const int64_t eb = dtype_bytes(p.d_type);
+  const CUtensorMapDataType type = p.d_type == DType::BF16   ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+                                   : p.d_type == DType::F16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+                                                            : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  cuuint64_t dims[3] = {static_cast<cuuint64_t>(p.n), static_cast<cuuint64_t>(p.m),
+                        static_cast<cuuint64_t>(p.batch > 1 ? p.batch : 1)};
+  cuuint64_t strides[2] = {static_cast<cuuint64_t>(p.ldd * eb), 0};
+  strides[1] = p.batch > 1 ? static_cast<cuuint64_t>(p.stride_d * eb) : strides[0] * dims[1];
+  cuuint32_t box[3] = {static_cast<cuuint32_t>(128 / eb), 64, 1}, elem_strides[3] = {1, 1, 1};
+  const CUresult r = encode(map, type, 3, p.D, dims, strides, box, elem_strides,
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                            CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+}
+
 }  // namespace sm90
 }  // namespace gemmlab

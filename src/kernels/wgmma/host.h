@@ -62,6 +62,16 @@ cudaError_t release_operands(const GemmProblem& p, PreparedOperands* ops);
 // bytes of K by `box_rows` rows of M/N; MN-major, 64 elements of M/N by 128 bytes' worth of K rows.
 cudaError_t make_tensor_map(CUtensorMap* map, const TmaOperand& x, Precision prec, int box_rows);
 
+// D as a TMA store target (wgmma/03's TMA-store epilogue): a 16-bit D that the epilogue writes
+// without reading C (beta = 0), whose base, row pitch, batch stride and row length are multiples
+// of 16 bytes. The row length too: a TMA store clips at the tensor's edge only to 16 bytes (H100:
+// a 1-column bf16 D got 7 padding elements written). An fp32 D keeps the staged epilogue: through
+// TMA stores (32-column boxes) it ran 2% slower (bf16 4096^3 and 8192^3, H100).
+bool tma_storable(const GemmProblem& p);
+// A 3-D map of D (n columns x m rows x batch entries) whose box is 64 rows x 128 bytes, 128-byte
+// swizzle (store_fragment_tma's box).
+cudaError_t make_store_map(CUtensorMap* map, const GemmProblem& p);
+
 // True when A or B would have to be packed (for reports).
 bool needs_packing(const GemmProblem& p, bool tf32_register_a);
 

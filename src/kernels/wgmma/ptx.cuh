@@ -92,6 +92,39 @@ __device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, u
 #endif
 }
 
+// TMA store: the box at (coord0, coord1, z) of the map's tensor from shared memory, in the
+// issuing thread's bulk async-group. Parts of the box past the tensor's edges are not written.
+// The thread commits its stores as one group; wait_read<N> returns once all but its N newest
+// groups have finished reading shared memory (the buffer may be rewritten), wait_all<0> once
+// they have been written to global memory.
+__device__ __forceinline__ void tma_store_3d(const CUtensorMap* map, const void* src, int coord0,
+                                             int coord1, int z) {
+#ifdef GEMMLAB_SM90A
+  asm volatile(
+      "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [%0, {%2, %3, %4}], [%1];\n" ::"l"(
+          reinterpret_cast<uint64_t>(map)),
+      "r"(smem_addr(src)), "r"(coord0), "r"(coord1), "r"(z)
+      : "memory");
+#endif
+}
+__device__ __forceinline__ void bulk_commit_group() {
+#ifdef GEMMLAB_SM90A
+  asm volatile("cp.async.bulk.commit_group;\n" ::: "memory");
+#endif
+}
+template <int N>
+__device__ __forceinline__ void bulk_wait_read() {
+#ifdef GEMMLAB_SM90A
+  asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
+#endif
+}
+template <int N>
+__device__ __forceinline__ void bulk_wait_all() {
+#ifdef GEMMLAB_SM90A
+  asm volatile("cp.async.bulk.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
 __device__ __forceinline__ void prefetch_tensor_map(const CUtensorMap* map) {
 #ifdef GEMMLAB_SM90A
   asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(map)) : "memory");

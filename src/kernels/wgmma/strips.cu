@@ -107,6 +107,19 @@ __global__ void __launch_bounds__(dp::threads(kTok, kG), 1)
   const bool signals = threadIdx.x % 128 == 0;
   const uint32_t smem_base = smem_addr(smem);
   float d[kTok / 2];
+  // The epilogue's bias where the weight's rows are C's columns (the same for every token),
+  // loaded now: loaded after the main loop, its latency (the GPU streaming the weight from HBM)
+  // was paid by every CTA at its end. Staged tiles: the drain's 8 columns; narrow ones: the
+  // thread's two weight rows.
+  float bias_pre[kTok % 64 == 0 ? 8 : 2] = {};
+  if constexpr (!kSkinny) {
+    if constexpr (kTok % 64 == 0) {
+      if (!ep.plain) ep.bias8(n0 + 64 * cw + 8 * (threadIdx.x % 8), bias_pre);
+    } else {
+      bias_pre[0] = ep.bias1(n0 + 64 * cw + fragment_row(0));
+      bias_pre[1] = ep.bias1(n0 + 64 * cw + fragment_row(1));
+    }
+  }
   int s = 0, prev = 0;
   uint32_t phase = 0;
   for (int kb = kb0; kb < kb1; ++kb) {
@@ -147,27 +160,30 @@ __global__ void __launch_bounds__(dp::threads(kTok, kG), 1)
                                                             fragment_row(1), r0, t0);
     else
       store_fragment_staged<kTok, !kSkinny, 8, kStoreInline>(out, d, buf, 2 + cw, fragment_row(0),
-                                                             fragment_row(1), r0, t0);
+                                                             fragment_row(1), r0, t0,
+                                                             kSkinny ? nullptr : bias_pre);
   } else {
     // d[4j + q]: weight row w (fragment row 16w + g, + 8 for q >= 2), token 8j + 2t + (q & 1);
     // C's (token, w) element, or (w, token) when skinny.
     const int w_lo = n0 + 64 * cw + fragment_row(0), w_hi = n0 + 64 * cw + fragment_row(1);
     const int t = threadIdx.x % 4;
     const int tokens = kSkinny ? ep.n : ep.m;
-    const auto put = [&](int tok, int w, float v) {
+    // (b: the weight row's bias_pre; a general epilogue where the tokens are C's rows takes it)
+    const auto put = [&](int tok, int w, float v, float b) {
       if constexpr (kSkinny) out.store(w, tok, v);
-      else out.store(tok, w, v);
+      else if (out.plain) out.store(tok, w, v);
+      else epilogue_store_biased(out, tok, w, v, b);
     };
 #pragma unroll
     for (int j = 0; j < kTok / 8; ++j) {
       const int tok = t0 + 8 * j + 2 * t;
       if (tok < tokens) {
-        put(tok, w_lo, d[4 * j + 0]);
-        put(tok, w_hi, d[4 * j + 2]);
+        put(tok, w_lo, d[4 * j + 0], bias_pre[0]);
+        put(tok, w_hi, d[4 * j + 2], bias_pre[1]);
       }
       if (tok + 1 < tokens) {
-        put(tok + 1, w_lo, d[4 * j + 1]);
-        put(tok + 1, w_hi, d[4 * j + 3]);
+        put(tok + 1, w_lo, d[4 * j + 1], bias_pre[0]);
+        put(tok + 1, w_hi, d[4 * j + 3], bias_pre[1]);
       }
     }
   }

@@ -1,0 +1,115 @@
+// wgmma/03's TMA-store epilogue (kEpiTma: a 16-bit D, beta = 0, 16-byte rows): when it is taken
+// (sm90::tma_storable, on the CPU), and on the GPU that it writes exactly D's entries right in
+// both 16-bit D dtypes, with edges that cut TMA boxes, padded rows whose padding must stay untouched,
+// batches with gaps between entries, bias and activations, stream-k tiles, and every transpose.
+#include <cstdint>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "ex_problem_util.h"
+#include "gpu_util.h"
+#include "kernels/wgmma/host.h"
+#include "reference/reference.h"
+
+namespace gemmlab::test {
+namespace {
+
+constexpr const char* kWgmma03 = "wgmma/03_tma_wgmma_ws_persistent";
+
+GemmProblem storable_problem() {
+  GemmProblem p;
+  p.m = 100, p.n = 64, p.k = 32, p.ldd = 64, p.d_type = DType::BF16, p.beta = 0.f;
+  p.D = reinterpret_cast<void*>(uintptr_t{1} << 20);
+  return p;
+}
+
+TEST(TmaStore, StorableWhereTmaCanWriteDAndCIsNotRead) {
+  EXPECT_TRUE(sm90::tma_storable(storable_problem()));
+  GemmProblem p = storable_problem();
+  p.beta = 0.5f;  // C is read: the staged epilogue
+  EXPECT_FALSE(sm90::tma_storable(p));
+  p = storable_problem(), p.ldd = 68;  // a 136-byte pitch: not a multiple of 16
+  EXPECT_FALSE(sm90::tma_storable(p));
+  p = storable_problem(), p.n = 60, p.ldd = 64;  // rows of 120 bytes: TMA would write 8 more
+  EXPECT_FALSE(sm90::tma_storable(p));
+  p = storable_problem(), p.d_type = DType::F32;  // fp32 D: the staged epilogue (measured faster)
+  EXPECT_FALSE(sm90::tma_storable(p));
+  p = storable_problem(), p.d_type = DType::F16, p.bias = p.D;  // bias, activation: any
+  p.act = Activation::GeluErf;
+  EXPECT_TRUE(sm90::tma_storable(p));
+  p = storable_problem(), p.D = reinterpret_cast<void*>((uintptr_t{1} << 20) + 2);
+  EXPECT_FALSE(sm90::tma_storable(p));
+  p = storable_problem(), p.batch = 3, p.stride_d = 100 * 64 + 4;  // entries 8 bytes off
+  EXPECT_FALSE(sm90::tma_storable(p));
+  p.stride_d = 100 * 64 + 8;
+  EXPECT_TRUE(sm90::tma_storable(p));
+  p.stride_d = 0;  // one D for every entry: not a TMA tensor
+  EXPECT_FALSE(sm90::tma_storable(p));
+}
+
+void expect_wgmma03_correct(const ExSpec& s) {
+  SCOPED_TRACE(describe(s));
+  ExProblem d(s);
+  ASSERT_EQ(d.error(), "");
+  GemmProblem p = d.problem();
+  ASSERT_TRUE(sm90::tma_storable(p)) << "the case must take the TMA-store epilogue";
+  EpilogueReference r;
+  ASSERT_EQ(d.reference(&r), "");
+  EXPECT_EQ(d.run_and_check(r, kWgmma03), "");
+}
+
+int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
+
+// Both 16-bit D dtypes x shapes whose edges cut the 64-row x 64-column boxes (and m64n8 edge
+// tiles: n = 264 leaves 8 columns in the last tile), padded D rows (16-byte aligned pitch), 2
+// entries with a gap, bias in fp32 or the input dtype, every activation, all four transposes.
+TEST(TmaStore, Wgmma03EveryDTypeEdgesPaddingBatches) {
+  GEMMLAB_REQUIRE_GPU();
+  if (current_cc() < 90) GTEST_SKIP() << "wgmma/03 needs sm_90a";
+  struct Shape {
+    int64_t m, n, k;
+  };
+  const Shape shapes[] = {{1, 8, 1}, {129, 264, 70}, {64, 520, 33}, {300, 16, 128}, {520, 200, 64}};
+  const Activation acts[] = {Activation::None, Activation::GeluTanh, Activation::ReLU,
+                             Activation::SiLU, Activation::GeluErf};
+  const Op ops[][2] = {{Op::N, Op::N}, {Op::N, Op::T}, {Op::T, Op::N}, {Op::T, Op::T}};
+  int i = 0;
+  for (Precision prec : {Precision::BF16, Precision::FP16, Precision::TF32})
+    for (DType dt : {DType::BF16, DType::F16})
+      for (const Shape& sh : shapes) {
+        ExSpec s;
+        s.precision = prec, s.m = sh.m, s.n = sh.n, s.k = sh.k, s.d_type = dt, s.null_c = true;
+        // tf32 keeps wgmma's row order (the TMA-store instance) only with A and B K-major.
+        s.op_a = prec == Precision::TF32 ? Op::N : ops[i % 4][0];
+        s.op_b = prec == Precision::TF32 ? Op::T : ops[i % 4][1];
+        s.ldd = sh.n + 8 * (1 + i % 2);  // a 16-byte pitch, and padding that must stay untouched
+        s.act = acts[i % 5], s.alpha = i % 3 == 0 ? 0.5f : 1.f;
+        s.bias = i % 2 == 0;
+        s.bias_type = (i % 4 == 0 && prec != Precision::TF32)
+                          ? (prec == Precision::BF16 ? DType::BF16 : DType::F16)
+                          : DType::F32;
+        if (i % 3 == 1) s.batch = 2, s.stride_d = sh.m * s.ldd + 8;  // a gap of 8 elements
+        s.seed = 100 + i++;
+        expect_wgmma03_correct(s);
+      }
+}
+
+// Tiles shared by several CTAs (stream-k: a small deep grid, and one row of decode tiles) end in
+// the TMA store of the CTA that sums them; a batch crosses entries inside the runs.
+TEST(TmaStore, Wgmma03StreamKTiles) {
+  GEMMLAB_REQUIRE_GPU();
+  if (current_cc() < 90) GTEST_SKIP() << "wgmma/03 needs sm_90a";
+  ExSpec s;
+  s.precision = Precision::BF16, s.m = 1024, s.n = 1024, s.k = 4096, s.d_type = DType::BF16;
+  s.null_c = true, s.bias = true, s.act = Activation::GeluTanh, s.seed = 200;
+  expect_wgmma03_correct(s);
+  s.m = 64, s.n = 4096, s.k = 4096, s.op_b = Op::T, s.d_type = DType::F16, s.seed = 201;
+  expect_wgmma03_correct(s);
+  s.m = 256, s.n = 384, s.k = 4096, s.op_b = Op::N, s.d_type = DType::BF16, s.batch = 3;
+  s.act = Activation::None, s.bias = false, s.seed = 202;
+  expect_wgmma03_correct(s);
+}
+
+}  // namespace
+}  // namespace gemmlab::test
