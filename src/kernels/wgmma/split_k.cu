@@ -13,8 +13,9 @@
 // The last slice may be shorter: a second launch of one entry. Without scratch (or under a
 // NoDepthSplit) the problem runs on wgmma/03 as it is.
 // Seed: beyond the seeds (issue: deep K).
-// Measured (H100, deep-k suite, cuBLAS in the same run): 1024 x 1024 x 131072 bf16 98% of cuBLAS
-// (wgmma/03 alone: 33%), tf32 108%; 128 x 128 x 131072 bf16 76% (10%). docs/history.md.
+// Measured (H100, deep-k suite, cuBLAS in the same run, 2026-11-24 19:28 UTC): 1024 x 1024 x
+// 131072 bf16 97% of cuBLAS (wgmma/03 alone: 33%), tf32 107%; 128 x 128 x 131072 bf16 79% (10%);
+// tf32 512 x 512 x 32768 147%. docs/history.md.
 #include <algorithm>
 
 #include "kernels/common/gemm_common.cuh"
@@ -29,14 +30,48 @@ extern const KernelDesc kWgmmaWarpSpecializedPersistent;
 
 namespace {
 
-// D = epilogue(sum over s of parts[s * m * n + i]), element by element, the slices in order.
-__global__ void sum_slices(const float* parts, int slices, Epilogue ep) {
+// D = epilogue(sum over s of parts[s * m * n + i]), element by element, in a fixed order (the
+// same bits every run). A block of 256 threads takes 256 / kGroups consecutive elements at a time;
+// thread group g sums slices [g S / kGroups, (g + 1) S / kGroups) of each in slice order, 8 loads
+// in flight per thread, and the group sums are added in group order. kGroups = 8 for many slices
+// (a thread summing all S in turn was a chain of S / 8 L2 round trips: one thread per element took
+// 11.9 us of 26.4 at bf16 128 x 128 x 32768, S = 128, H100 ncu), 1 for few (S < 32: more
+// elements per block then keep more loads in flight: with 8 groups tf32 1024 x 1024 x 8192, S = 4,
+// fell from 297 to 208 TFLOP/s).
+constexpr int kSumThreads = 256;
+template <int kGroups>
+__global__ void __launch_bounds__(kSumThreads)
+    sum_slices(const float* parts, int slices, Epilogue ep) {
+  constexpr int kPer = kSumThreads / kGroups;  // elements per step
+  __shared__ float group_sum[kGroups > 1 ? kGroups : 1][kPer];
   const int64_t total = static_cast<int64_t>(ep.m) * ep.n;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    float v = __ldcs(parts + i);
-    for (int s = 1; s < slices; ++s) v += __ldcs(parts + s * total + i);
-    ep.store(static_cast<int>(i / ep.n), static_cast<int>(i % ep.n), v);
+  const int e = threadIdx.x % kPer, g = threadIdx.x / kPer;
+  const int s0 = g * slices / kGroups, s1 = (g + 1) * slices / kGroups;
+  for (int64_t base = blockIdx.x * int64_t{kPer}; base < total; base += gridDim.x * int64_t{kPer}) {
+    const int64_t i = base + e;
+    float v = 0.f;
+    if (i < total) {
+      int s = s0;
+      for (; s + 8 <= s1; s += 8) {
+        float x[8];
+#pragma unroll
+        for (int j = 0; j < 8; ++j) x[j] = __ldcs(parts + (s + j) * total + i);
+#pragma unroll
+        for (int j = 0; j < 8; ++j) v += x[j];
+      }
+      for (; s < s1; ++s) v += __ldcs(parts + s * total + i);
+    }
+    if constexpr (kGroups > 1) {
+      group_sum[g][e] = v;
+      __syncthreads();
+      if (g == 0 && i < total) {
+        v = group_sum[0][e];
+#pragma unroll
+        for (int k = 1; k < kGroups; ++k) v += group_sum[k][e];
+      }
+      __syncthreads();  // group_sum is rewritten for the next elements
+    }
+    if (g == 0 && i < total) ep.store(static_cast<int>(i / ep.n), static_cast<int>(i % ep.n), v);
   }
 }
 
@@ -98,9 +133,14 @@ cudaError_t launch(const GemmProblem& p) {
   }
   if (e == cudaSuccess) {
     const int64_t total = p.m * p.n;
-    const int blocks = static_cast<int>(std::min<int64_t>((total + 255) / 256, 4 * device_sm_count()));
-    e = launch_kernel(sum_slices, dim3(blocks), dim3(256), 0, p.stream, parts, slices,
-                      make_epilogue(p));
+    const bool many = slices >= 32;
+    const int per = many ? kSumThreads / 8 : kSumThreads;
+    const int blocks = static_cast<int>(
+        std::min<int64_t>((total + per - 1) / per, (many ? 32 : 4) * device_sm_count()));
+    e = many ? launch_kernel(sum_slices<8>, dim3(blocks), dim3(kSumThreads), 0, p.stream, parts,
+                             slices, make_epilogue(p))
+             : launch_kernel(sum_slices<1>, dim3(blocks), dim3(kSumThreads), 0, p.stream, parts,
+                             slices, make_epilogue(p));
   }
   const cudaError_t ef = workspace_free(buf, p.stream);
   return e != cudaSuccess ? e : ef;
