@@ -109,6 +109,23 @@ TEST(LargeShapes, WgmmaDecodeSkinnyColumns) {
       << "depth splits to choose among";
 }
 
+// wgmma/split_k: every slice count it offers gemm-tune (the planner's, then halves) computes the
+// same product: one tile over K = 9000 (slices + a shorter last one), tf32 and bf16, transposed.
+TEST(LargeShapes, WgmmaSplitKEverySliceCount) {
+  GEMMLAB_REQUIRE_GPU();
+  const char* kName = "wgmma/split_k";
+  int runs = 0;
+  const Case cases[] = {{Precision::BF16, Shape{136, 64, 9000}, Op::N, Op::N, 0, true},
+                        {Precision::TF32, Shape{100, 132, 9000}, Op::T, Op::N, 0, true},
+                        {Precision::FP16, Shape{257, 200, 8200}, Op::N, Op::T, 0, false}};
+  for (const Case& c : cases) {
+    const int n = check_every_variant(c, kName);
+    EXPECT_GE(n, 3) << "slice counts to choose among";
+    runs += n;
+  }
+  std::printf("[  NOTE    ] wgmma/split_k: %d forced slice counts checked against fp64\n", runs);
+}
+
 // wgmma/small: every (tile, splits) plan variant it offers gemm-tune computes the same product,
 // each checked against fp64 under its ForcePlan: tokens as C's rows (NN, misaligned rows packed)
 // and as its columns (TN: MN-major tokens; TT), K not a multiple of 64.

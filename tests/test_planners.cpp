@@ -418,6 +418,11 @@ TEST(WgmmaPlan, SplitKSlicesCoverTheDepthInOneWave) {
   EXPECT_EQ(one.full, 128);
   EXPECT_EQ(one.ks, 1024);
   EXPECT_EQ(wgmma_plan::plan_slices(1024, 1024, 131072, Precision::BF16, kH100).count(), 4);
+  // A slice count asked for (gemm-tune's variants) is honoured below the wave, capped at it.
+  EXPECT_EQ(wgmma_plan::plan_slices(128, 128, 131072, Precision::BF16, kH100, 32).count(), 32);
+  EXPECT_EQ(wgmma_plan::plan_slices(1024, 1024, 131072, Precision::BF16, kH100, 64).count(), 4);
+  EXPECT_EQ(wgmma_plan::plan_slices(128, 128, 1024, Precision::BF16, kH100, 8).count(), 4)
+      << "4 k-blocks per slice at least";
   EXPECT_TRUE(wgmma_plan::split_k_pays(128, 128, 131072, 1, kH100));
   EXPECT_FALSE(wgmma_plan::split_k_pays(128, 128, 4096, 1, kH100)) << "shallow";
   EXPECT_FALSE(wgmma_plan::split_k_pays(4096, 4096, 131072, 1, kH100)) << "512 tiles";

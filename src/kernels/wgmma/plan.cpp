@@ -79,12 +79,14 @@ namespace {
 int64_t tiles_of(int64_t m, int64_t n) { return ((m + kBM - 1) / kBM) * ((n + kBN - 1) / kBN); }
 }  // namespace
 
-Slices plan_slices(int64_t m, int64_t n, int64_t k, Precision p, const DeviceDesc& dev) {
+Slices plan_slices(int64_t m, int64_t n, int64_t k, Precision p, const DeviceDesc& dev,
+                   int want) {
   const int kb = k_blocks_of(k, p);
   const int64_t kb_elems = half_precision(p) ? 64 : 32;  // a k-block: 128 bytes
   const int64_t tiles = std::max<int64_t>(tiles_of(m, n), 1);
-  const int want = static_cast<int>(std::max<int64_t>(1, dev.sms / tiles));
-  const int slices = std::max(1, std::min(want, kb / 4));  // each slice >= 4 k-blocks
+  const int wave = static_cast<int>(std::max<int64_t>(1, dev.sms / tiles));
+  const int cap = want > 0 ? std::min(want, wave) : wave;
+  const int slices = std::max(1, std::min(cap, kb / 4));  // each slice >= 4 k-blocks
   if (slices == 1) return {1, 0, k};
   const int64_t ks = ((kb + slices - 1) / slices) * kb_elems;
   return {static_cast<int>(k / ks), static_cast<int>(k % ks), ks};

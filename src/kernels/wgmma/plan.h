@@ -44,13 +44,16 @@ int auto_priority(const GemmProblem& p, const DeviceDesc& dev);
 // wgmma/split_k: the depth of an m x n x k problem cut into `full` slices of `ks` elements (a
 // whole number of k-blocks) and a last one of `rest` (may be 0). As many slices as the SMs hold
 // copies of the problem's 128 x 256 tiles (slices * tiles <= SMs, one wave without stream-k),
-// each at least 4 k-blocks deep; count() == 1: no split.
+// each at least 4 k-blocks deep; count() == 1: no split. want > 0 asks for that many slices
+// instead (a plan variant gemm-tune measures: fewer slices write fewer partials), still at most
+// one wave and 4 k-blocks deep each.
 struct Slices {
   int full, rest;
   int64_t ks;
   int count() const { return full + (rest > 0 ? 1 : 0); }
 };
-Slices plan_slices(int64_t m, int64_t n, int64_t k, Precision p, const DeviceDesc& dev);
+Slices plan_slices(int64_t m, int64_t n, int64_t k, Precision p, const DeviceDesc& dev,
+                   int want = 0);
 
 // Where `auto` prefers wgmma/split_k over wgmma/03 (measured, docs/history.md: wgmma/split_k):
 // one entry, k >= 8192, at most half the SMs' worth of tiles.

@@ -13,15 +13,17 @@
 // The last slice may be shorter: a second launch of one entry. Without scratch (or under a
 // NoDepthSplit) the problem runs on wgmma/03 as it is.
 // Seed: beyond the seeds (issue: deep K).
-// Measured (H100, deep-k suite, cuBLAS in the same run, 2026-11-24 19:28 UTC): 1024 x 1024 x
-// 131072 bf16 98% of cuBLAS (wgmma/03 alone: 33%), tf32 107%; 128 x 128 x 131072 bf16 81% (10%);
-// tf32 512 x 512 x 32768 150%. docs/history.md.
+// The slice count is a plan variant gemm-tune measures (the planner's, then halves).
+// Measured (H100, deep-k suite, cuBLAS in the same run, 2026-11-24 19:39 UTC): 1024 x 1024 x
+// 131072 bf16 97% of cuBLAS (wgmma/03 alone: 33%), tf32 106%; 128 x 128 x 131072 bf16 81% (10%);
+// tf32 512 x 512 x 32768 143%. docs/history.md.
 #include <algorithm>
 
 #include "kernels/common/gemm_common.cuh"
 #include "kernels/common/launch.cuh"
 #include "kernels/wgmma/plan.h"
 #include "runtime/device_props.h"
+#include "runtime/plan_choice.h"
 #include "runtime/workspace.h"
 
 namespace gemmlab {
@@ -31,54 +33,59 @@ extern const KernelDesc kWgmmaWarpSpecializedPersistent;
 namespace {
 
 // D = epilogue(sum over s of parts[s * m * n + i]), element by element, in a fixed order (the
-// same bits every run). A block of 256 threads takes 256 / kGroups consecutive elements at a time;
-// thread group g sums slices [g S / kGroups, (g + 1) S / kGroups) of each in slice order, 8 loads
-// in flight per thread, and the group sums are added in group order. kGroups = 8 for many slices
-// (a thread summing all S in turn was a chain of S / 8 L2 round trips: one thread per element took
-// 11.9 us of 26.4 at bf16 128 x 128 x 32768, S = 128, H100 ncu), 1 for few (S < 32: more
-// elements per block then keep more loads in flight: with 8 groups tf32 1024 x 1024 x 8192, S = 4,
-// fell from 297 to 208 TFLOP/s).
-constexpr int kSumThreads = 256;
-template <int kGroups>
-__global__ void __launch_bounds__(kSumThreads)
-    sum_slices(const float* parts, int slices, Epilogue ep) {
-  constexpr int kPer = kSumThreads / kGroups;  // elements per step
-  __shared__ float group_sum[kGroups > 1 ? kGroups : 1][kPer];
+// same bits every run). Few slices (S < 32): a thread per element sums them in slice order.
+__global__ void sum_slices(const float* parts, int slices, Epilogue ep) {
   const int64_t total = static_cast<int64_t>(ep.m) * ep.n;
-  const int e = threadIdx.x % kPer, g = threadIdx.x / kPer;
-  const int s0 = g * slices / kGroups, s1 = (g + 1) * slices / kGroups;
-  for (int64_t base = blockIdx.x * int64_t{kPer}; base < total; base += gridDim.x * int64_t{kPer}) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    float v = __ldcs(parts + i);
+    for (int s = 1; s < slices; ++s) v += __ldcs(parts + s * total + i);
+    ep.store(static_cast<int>(i / ep.n), static_cast<int>(i % ep.n), v);
+  }
+}
+
+// Many slices (S >= 32): that was a chain of S L2 round trips per thread (11.9 us of 26.4 at
+// bf16 128 x 128 x 32768, S = 128, H100 ncu). Here a block of 256 threads takes 32 consecutive
+// elements at a time; warp g sums slices [g S / 8, (g + 1) S / 8) of each in slice order, 8 loads
+// in flight, and the 8 group sums are added in group order. (The same with few slices lost: tf32
+// 1024 x 1024 x 8192, S = 4, 297 -> 208 TFLOP/s.)
+constexpr int kSumGroups = 8;
+__global__ void __launch_bounds__(32 * kSumGroups)
+    sum_slice_groups(const float* parts, int slices, Epilogue ep) {
+  __shared__ float group_sum[kSumGroups][32];
+  const int64_t total = static_cast<int64_t>(ep.m) * ep.n;
+  const int e = threadIdx.x % 32, g = threadIdx.x / 32;
+  const int s0 = g * slices / kSumGroups, s1 = (g + 1) * slices / kSumGroups;
+  for (int64_t base = blockIdx.x * int64_t{32}; base < total; base += gridDim.x * int64_t{32}) {
     const int64_t i = base + e;
     float v = 0.f;
     if (i < total) {
-      int s = s0;
-      for (; s + 8 <= s1; s += 8) {
+      for (int s = s0; s < s1; s += 8) {
         float x[8];
 #pragma unroll
-        for (int j = 0; j < 8; ++j) x[j] = __ldcs(parts + (s + j) * total + i);
+        for (int j = 0; j < 8; ++j) x[j] = s + j < s1 ? __ldcs(parts + (s + j) * total + i) : 0.f;
 #pragma unroll
-        for (int j = 0; j < 8; ++j) v += x[j];
+        for (int j = 0; j < 8; ++j)
+          if (s + j < s1) v += x[j];
       }
-      for (; s < s1; ++s) v += __ldcs(parts + s * total + i);
     }
-    if constexpr (kGroups > 1) {
-      group_sum[g][e] = v;
-      __syncthreads();
-      if (g == 0 && i < total) {
-        v = group_sum[0][e];
+    group_sum[g][e] = v;
+    __syncthreads();
+    if (g == 0 && i < total) {
 #pragma unroll
-        for (int k = 1; k < kGroups; ++k) v += group_sum[k][e];
-      }
-      __syncthreads();  // group_sum is rewritten for the next elements
+      for (int k = 1; k < kSumGroups; ++k) v += group_sum[k][e];
+      ep.store(static_cast<int>(i / ep.n), static_cast<int>(i % ep.n), v);
     }
-    if (g == 0 && i < total) ep.store(static_cast<int>(i / ep.n), static_cast<int>(i % ep.n), v);
+    __syncthreads();  // group_sum is rewritten for the next 32 elements
   }
 }
 
 using wgmma_plan::Slices;
 
+// The slices of p; a forced plan's `splits` is the slice count asked for (gemm-tune's variants).
 Slices plan_slices(const GemmProblem& p) {
-  return wgmma_plan::plan_slices(p.m, p.n, p.k, p.precision, current_device_desc());
+  return wgmma_plan::plan_slices(p.m, p.n, p.k, p.precision, current_device_desc(),
+                                 forced_plan().splits);
 }
 
 // The batched problem of the full slices (entry s: depth [s * ks, (s + 1) * ks)), or the last,
@@ -133,14 +140,16 @@ cudaError_t launch(const GemmProblem& p) {
   }
   if (e == cudaSuccess) {
     const int64_t total = p.m * p.n;
-    const bool many = slices >= 32;
-    const int per = many ? kSumThreads / 8 : kSumThreads;
-    const int blocks = static_cast<int>(
-        std::min<int64_t>((total + per - 1) / per, (many ? 32 : 4) * device_sm_count()));
-    e = many ? launch_kernel(sum_slices<8>, dim3(blocks), dim3(kSumThreads), 0, p.stream, parts,
-                             slices, make_epilogue(p))
-             : launch_kernel(sum_slices<1>, dim3(blocks), dim3(kSumThreads), 0, p.stream, parts,
-                             slices, make_epilogue(p));
+    const int sms = device_sm_count();
+    if (slices >= 32) {
+      const int blocks = static_cast<int>(std::min<int64_t>((total + 31) / 32, 32 * sms));
+      e = launch_kernel(sum_slice_groups, dim3(blocks), dim3(32 * kSumGroups), 0, p.stream, parts,
+                        slices, make_epilogue(p));
+    } else {
+      const int blocks = static_cast<int>(std::min<int64_t>((total + 255) / 256, 4 * sms));
+      e = launch_kernel(sum_slices, dim3(blocks), dim3(256), 0, p.stream, parts, slices,
+                        make_epilogue(p));
+    }
   }
   const cudaError_t ef = workspace_free(buf, p.stream);
   return e != cudaSuccess ? e : ef;
@@ -151,6 +160,21 @@ LaunchConfig config(const GemmProblem& p) {
   if (sl.count() < 2) return inner().config(p);
   float* parts = reinterpret_cast<float*>(uintptr_t{1} << 20);  // only its alignment matters
   return inner().config(slice_problem(p, sl, parts, false));
+}
+
+// Plan variants for gemm-tune: the planner's slice count, then half, a quarter, ... of it, down
+// to 2 (fewer slices: fewer partials to write and sum, less of the GPU streaming A and B).
+int variants(const GemmProblem& p, PlanChoice* out, int max) {
+  const DeviceDesc dev = current_device_desc();
+  int n = 0, last = 0;
+  for (int want = wgmma_plan::plan_slices(p.m, p.n, p.k, p.precision, dev).count();
+       want >= 2 && n < max; want /= 2) {
+    const int c = wgmma_plan::plan_slices(p.m, p.n, p.k, p.precision, dev, want).count();
+    if (c == last || c < 2) continue;
+    out[n++] = PlanChoice{0, c};
+    last = c;
+  }
+  return n;
 }
 
 // `auto`: deep problems with few tiles, where wgmma/03's stream-k is capped (wgmma/plan.h).
@@ -176,6 +200,7 @@ extern const KernelDesc kWgmmaSplitK = {
     .config = config,
     .auto_priority_for = auto_priority,
     .features = kLargeOperands,
+    .variants = variants,
 };
 
 }  // namespace gemmlab
