@@ -142,7 +142,10 @@ TEST(WgmmaSmallPlan, TilesAndSplitsCoverTheProblem) {
   EXPECT_FALSE(sp::auto_takes(256, 256, 32768, 1, kH100));
   EXPECT_FALSE(sp::auto_takes(2048, 4096, 512, 1, kH100));
   EXPECT_TRUE(sp::auto_takes(1280, 1280, 1280, 1, kH100));   // 50 tiles
-  EXPECT_FALSE(sp::auto_takes(1536, 1536, 1536, 1, kH100));  // 72 tiles: wgmma/03's
+  EXPECT_TRUE(sp::auto_takes(1536, 1536, 1536, 1, kH100));   // 96 tiles of 128 x 192
+  EXPECT_TRUE(sp::auto_takes(2048, 1536, 1536, 1, kH100));   // 128 of them
+  EXPECT_FALSE(sp::auto_takes(2048, 2048, 2048, 1, kH100));  // 176: wgmma/03's
+  EXPECT_FALSE(sp::auto_takes(4096, 4096, 4096, 1, kH100));
   EXPECT_FALSE(sp::auto_takes(1024, 1024, 1024, 8, kH100));  // 256 tiles of 128 x 256 in all
   EXPECT_TRUE(sp::auto_takes(128, 128, 4096, 32, kH100));     // a batch of 32 small entries
   // A batch's entries share the launch: the model counts their CTAs, the scratch holds them all.
@@ -160,6 +163,7 @@ TEST(WgmmaSmallPlan, TilesAndSplitsCoverTheProblem) {
   EXPECT_EQ(pick(256, 256, 256), std::make_pair(8, 1));
   EXPECT_EQ(pick(128, 128, 8192), std::make_pair(16, 8));
   EXPECT_EQ(pick(256, 4096, 14336), std::make_pair(128, 2));
+  EXPECT_EQ(pick(1536, 1536, 1536), std::make_pair(192, 1));
 }
 
 }  // namespace

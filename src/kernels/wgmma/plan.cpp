@@ -166,8 +166,8 @@ bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, bool a_k_major) 
 
 namespace wgmma_small_plan {
 
-const char* const kTileNames[kTiles + 1] = {"64x8",    "64x16",   "64x32", "128x64",
-                                            "128x128", "128x256", "64x64", nullptr};
+const char* const kTileNames[kTiles + 1] = {"64x8",    "64x16",   "64x32", "128x64", "128x128",
+                                            "128x256", "64x64",   "128x192", nullptr};
 
 Roles roles_of(int64_t m, int64_t n, bool a_k_major, bool b_k_major) {
   if (a_k_major) return {false, true, m, n};
@@ -244,8 +244,14 @@ dp::Plan plan(int64_t tokens, int64_t weights, int64_t k, const DeviceDesc& dev,
 
 bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc& dev) {
   // From half the SMs' worth of 128 x 256 tiles wgmma/03's persistent tiles win (bf16 1536^3,
-  // 72 tiles: 23.2 us against 26.9; 1280^3, 50 tiles: wgmma/small 14.8).
-  if (2 * ((m + 127) / 128) * ((n + 255) / 256) * batch > dev.sms) return false;
+  // 72 tiles: 23.2 us against wgmma/small's best tile then, 26.9; 1280^3, 50 tiles: wgmma/small
+  // 14.8), unless one wave of 128 x 192 tiles holds the problem (bf16, TFLOP/s, wgmma/small
+  // 128 x 192 against wgmma/03, H100 2026-11-24: 1536^3 388 vs 315, 2048 x 1536 x 1536 486 vs
+  // 411, 1536 x 1536 x 4096 537 vs 359).
+  const int64_t t192 = std::min(((m + 191) / 192) * ((n + 127) / 128),
+                                ((n + 191) / 192) * ((m + 127) / 128));
+  if (2 * ((m + 127) / 128) * ((n + 255) / 256) * batch > dev.sms && t192 * batch > dev.sms)
+    return false;
   // Deep K over a C of 256 x 256 or more: wgmma/split_k's 128 x 256 slices (H100, bf16, us:
   // 256 x 256 x 131072 59.9 against 78.2, 512 x 512 x 32768 40.5 against 51.8).
   return k < 32768 || m * n < 256 * 256;

@@ -147,10 +147,11 @@ bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, bool a_k_major =
 namespace wgmma_small_plan {
 
 namespace dp = wgmma_decode_plan;
-constexpr int kTiles = 7;
-// Tile index i: (64 kTileGroups[i]) x kTileTok[i] ("64x8" .. "128x256", then "64x64").
-constexpr int kTileTok[kTiles] = {8, 16, 32, 64, 128, 256, 64};
-constexpr int kTileGroups[kTiles] = {1, 1, 1, 2, 2, 2, 1};
+constexpr int kTiles = 8;
+// Tile index i: (64 kTileGroups[i]) x kTileTok[i] ("64x8" .. "128x256", then "64x64" and
+// "128x192": bf16 1536^3 is 96 of those in one wave, where 128 x 256 makes 72 and 128 x 128 144).
+constexpr int kTileTok[kTiles] = {8, 16, 32, 64, 128, 256, 64, 192};
+constexpr int kTileGroups[kTiles] = {1, 1, 1, 2, 2, 2, 1, 2};
 extern const char* const kTileNames[kTiles + 1];
 
 // Whether the tokens are C's rows (op(A) = A), and so whether they are K-major.
@@ -171,7 +172,8 @@ dp::Plan plan(int64_t tokens, int64_t weights, int64_t k, const DeviceDesc& dev,
               bool xk, int tile = 0, int splits = 0, int entries = 1);
 
 // `auto`: 16-bit problems whose 128 x 256 tiles (wgmma/03's), over all batch entries, fill at
-// most half the SMs, but for K >= 32768 over a C of 256 x 256 or more (wgmma/split_k's).
+// most half the SMs, or whose 128 x 192 tiles fill one wave; but for K >= 32768 over a C of
+// 256 x 256 or more (wgmma/split_k's).
 bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc& dev);
 
 }  // namespace wgmma_small_plan

@@ -7,15 +7,16 @@
 // whose other half is padding, and a second kernel to sum them (11.6 + 5.8 us; cuBLAS 64 x 32
 // tiles split-K, 6.6 + 4.5) (H100, 2026-11-24, docs/history.md: wgmma/small).
 // What changed: the strips kernel (strips.cu, wgmma/decode's) over a grid of tiles: 64 x tok
-// (tok = 8, 16, 32, 64: one consumer warpgroup, two CTAs per SM) or 128 x tok (64, 128, 256), the
+// (tok = 8, 16, 32, 64: one consumer warpgroup, two CTAs per SM) or 128 x tok (64, 128, 192, 256:
+// 192 fills one wave where 256 leaves SMs idle and 128 needs two, bf16 1536^3), the
 // tokens being C's rows (op(A) = A) or columns, split in depth where the tiles leave SMs idle;
 // the splits of a tile sum their partials in split order inside the kernel (no second launch,
 // deterministic); a strided batch is one launch (an entry per grid row, 3-D tensor maps). The
 // tile and the splits come from a cost model (wgmma/plan.h:
 // wgmma_small_plan); every (tile, splits) pair is a plan variant that gemm-tune measures.
 // Seed: beyond the seeds (issue: small squares and deep K).
-// Measured (H100, bf16, cuBLAS in the same run, 2026-11-24 18:27 UTC, docs/results/h100-suite-*):
-// 1024^3 91%, small suite 0.59x -> 0.90x; 256 x 4096 x 4096 NN 99% (was 68%).
+// Measured (H100, bf16, cuBLAS in the same run, 2026-11-24 19:49 UTC, docs/results/h100-suite-*):
+// small suite 0.59x -> 0.93x (1536^3 85%, was 70%); 256 x 4096 x 4096 NN 96% (was 68%).
 #include "kernels/wgmma/plan.h"
 #include "kernels/wgmma/strips.h"
 #include "runtime/device_props.h"

@@ -198,7 +198,7 @@ struct Instance {
 
 // Calls f(TypeTag<T>, integral_constant<tok>, bool_constant<w_k_major>, bool_constant<x_k_major>,
 // bool_constant<skinny>). Instances: rows as tokens (X K-major) and columns as tokens (X K-major,
-// or MN-major with 64..256 tokens), 8..256 tokens, W either way.
+// or MN-major with 64..256 tokens), 8..256 tokens (and wgmma/small's 192), W either way.
 template <typename F>
 cudaError_t dispatch_strips(Precision prec, int tok, Instance in, F&& f) {
   using std::false_type;
@@ -230,6 +230,7 @@ cudaError_t dispatch_strips(Precision prec, int tok, Instance in, F&& f) {
       case 32: return by_mode(tag, std::integral_constant<int, 32>{});
       case 64: return by_mode(tag, std::integral_constant<int, 64>{});
       case 128: return by_mode(tag, std::integral_constant<int, 128>{});
+      case 192: return by_mode(tag, std::integral_constant<int, 192>{});
       default: return by_mode(tag, std::integral_constant<int, 256>{});
     }
   };
