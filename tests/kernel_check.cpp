@@ -1,6 +1,8 @@
 // kernel_check.h: the every-kernel check the GPU tests share.
 #include "kernel_check.h"
 
+#include <cstdio>
+
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -167,6 +169,17 @@ unsigned h100_grid(const char* name, Precision prec, int64_t m, int64_t n, int64
   p.A = p.B = p.C = reinterpret_cast<float*>(uintptr_t{1} << 20);
   p.lda = k, p.ldb = p.ldc = n;
   return kd->config(p).grid.x;
+}
+
+void check_variants_of_cases(std::initializer_list<Case> cases, const char* name, int min_each,
+                             const char* what) {
+  int runs = 0;
+  for (const Case& c : cases) {
+    const int n = check_every_variant(c, name);
+    EXPECT_GE(n, min_each) << what << " to choose among";
+    runs += n;
+  }
+  std::printf("[  NOTE    ] %s: %d forced %s checked against fp64\n", name, runs, what);
 }
 
 }  // namespace gemmlab::test

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <ostream>
 #include <string>
 
@@ -38,6 +39,10 @@ void check_kernel(const Case& c, const char* name);
 // Every plan variant kernel `name` offers for case c (KernelDesc::variants: what gemm-tune may
 // pick), each run on c under its ForcePlan and checked like check_kernel; returns their count.
 int check_every_variant(const Case& c, const char* name);
+// check_every_variant over each case, expecting at least min_each variants of each (what
+// `expect` names: "slice counts", ...); prints the total on a NOTE line.
+void check_variants_of_cases(std::initializer_list<Case> cases, const char* name, int min_each,
+                             const char* what);
 
 // The grid kernel `name` would launch for an m x n x k NN problem with tight leading dimensions
 // (pointers only matter for their alignment), or 0 where the device is not an H100 SXM (132 SMs),

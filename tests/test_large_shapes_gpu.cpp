@@ -113,17 +113,10 @@ TEST(LargeShapes, WgmmaDecodeSkinnyColumns) {
 // same product: one tile over K = 9000 (slices + a shorter last one), tf32 and bf16, transposed.
 TEST(LargeShapes, WgmmaSplitKEverySliceCount) {
   GEMMLAB_REQUIRE_GPU();
-  const char* kName = "wgmma/split_k";
-  int runs = 0;
-  const Case cases[] = {{Precision::BF16, Shape{136, 64, 9000}, Op::N, Op::N, 0, true},
-                        {Precision::TF32, Shape{100, 132, 9000}, Op::T, Op::N, 0, true},
-                        {Precision::FP16, Shape{257, 200, 8200}, Op::N, Op::T, 0, false}};
-  for (const Case& c : cases) {
-    const int n = check_every_variant(c, kName);
-    EXPECT_GE(n, 3) << "slice counts to choose among";
-    runs += n;
-  }
-  std::printf("[  NOTE    ] wgmma/split_k: %d forced slice counts checked against fp64\n", runs);
+  check_variants_of_cases({{Precision::BF16, Shape{136, 64, 9000}, Op::N, Op::N, 0, true},
+                           {Precision::TF32, Shape{100, 132, 9000}, Op::T, Op::N, 0, true},
+                           {Precision::FP16, Shape{257, 200, 8200}, Op::N, Op::T, 0, false}},
+                          "wgmma/split_k", 3, "slice counts");
 }
 
 // wgmma/small: every (tile, splits) plan variant it offers gemm-tune computes the same product,
@@ -133,16 +126,10 @@ TEST(LargeShapes, WgmmaSmallEveryPlanVariant) {
   GEMMLAB_REQUIRE_GPU();
   const char* kName = "wgmma/small";
   if (const unsigned grid = h100_grid(kName, Precision::BF16, 1024, 1024, 1024)) EXPECT_EQ(grid, 128u);
-  int runs = 0;
-  const Case cases[] = {{Precision::BF16, Shape{300, 500, 1000}, Op::N, Op::N, 3, false},
-                        {Precision::FP16, Shape{129, 77, 5000}, Op::T, Op::N, 0, true},
-                        {Precision::BF16, Shape{700, 260, 3001}, Op::T, Op::T, 0, false}};
-  for (const Case& c : cases) {
-    const int n = check_every_variant(c, kName);
-    EXPECT_GT(n, 3) << "tiles and splits to choose among";
-    runs += n;
-  }
-  std::printf("[  NOTE    ] wgmma/small: %d forced plans checked against fp64\n", runs);
+  check_variants_of_cases({{Precision::BF16, Shape{300, 500, 1000}, Op::N, Op::N, 3, false},
+                           {Precision::FP16, Shape{129, 77, 5000}, Op::T, Op::N, 0, true},
+                           {Precision::BF16, Shape{700, 260, 3001}, Op::T, Op::T, 0, false}},
+                          kName, 4, "plans");
 }
 
 // Every plan variant simt/sgemm offers gemm-tune (every tile it can take, forced depth splits:
@@ -150,15 +137,14 @@ TEST(LargeShapes, WgmmaSmallEveryPlanVariant) {
 // ForcePlan, on a decode shape, a small square and a skinny one, with misaligned rows.
 TEST(LargeShapes, SgemmEveryPlanVariant) {
   GEMMLAB_REQUIRE_GPU();
-  int runs = 0;
-  for (Shape shape : {Shape{24, 1000, 3001}, Shape{300, 300, 300}, Shape{2000, 8, 2000}})
-    for (int pad : {0, 3}) {
-      const int n = check_every_variant({Precision::FP32, shape, Op::N, Op::T, pad, pad == 0},
-                                        kFp32ProductionKernel);
-      EXPECT_GT(n, 1) << "a plan to choose among";
-      runs += n;
-    }
-  std::printf("[  NOTE    ] simt/sgemm: %d forced plans checked against fp64\n", runs);
+  const Shape shapes[] = {{24, 1000, 3001}, {300, 300, 300}, {2000, 8, 2000}};
+  check_variants_of_cases({{Precision::FP32, shapes[0], Op::N, Op::T, 0, true},
+                           {Precision::FP32, shapes[0], Op::N, Op::T, 3, false},
+                           {Precision::FP32, shapes[1], Op::N, Op::T, 0, true},
+                           {Precision::FP32, shapes[1], Op::N, Op::T, 3, false},
+                           {Precision::FP32, shapes[2], Op::N, Op::T, 0, true},
+                           {Precision::FP32, shapes[2], Op::N, Op::T, 3, false}},
+                          kFp32ProductionKernel, 2, "plans");
 }
 
 // The Hopper kernels pad the rows of a 16-bit MN-major operand to 128 bytes when its rows are
