@@ -1,6 +1,6 @@
 // The launch planners, on the CPU: the tile schedule (tile order, stream-k cut), simt/sgemm's plan
-// (copies, tile, depth splits, stream-k tail, strips, scratch) and wgmma/03's plan (CTAs,
-// stream-k, auto priority), for shapes from 1x1x1 to 16384^3 on a 132-SM (H100 SXM) and a 108-SM
+// (copies, tile, depth splits, stream-k tail, strips, scratch) and gemv's (wgmma/03's:
+// test_wgmma_plans.cpp), for shapes from 1x1x1 to 16384^3 on a 132-SM (H100 SXM) and a 108-SM
 // (A100) device description. No GPU involved: these run in CI.
 #include <algorithm>
 #include <set>
@@ -13,27 +13,10 @@
 #include "kernels/gemv/plan.h"
 #include "kernels/simt/sgemm_plan.h"
 #include "kernels/wgmma/plan.h"
+#include "plan_fixtures.h"
 
 namespace gemmlab {
 namespace {
-
-const DeviceDesc kH100{132, 228 * 1024};
-const DeviceDesc kA100{108, 164 * 1024};
-
-struct Dims {
-  int m, n, k;
-};
-std::vector<Dims> shapes() {
-  std::vector<Dims> s = {{1, 1, 1},          {7, 13, 5},         {64, 64, 64},
-                         {127, 255, 17},     {128, 256, 16},     {1000, 1025, 999},
-                         {1023, 1023, 1023}, {1024, 1024, 1024}, {1025, 1025, 1025},
-                         {1024, 1024, 4096}, {256, 256, 65536},  {2500, 2500, 1024},
-                         {3000, 3000, 3000}, {4097, 31, 2049},   {31, 4097, 67},
-                         {4096, 4096, 4096}, {4097, 4097, 4097}, {5000, 5000, 5000},
-                         {8192, 8192, 8192}, {1, 16384, 16384},  {16384, 1, 16384},
-                         {16384, 16384, 16384}};
-  return s;
-}
 
 // Every tile of an m x n region exactly once, full tiles first, each inside the region.
 void expect_heavy_first_covers(int m, int n, int bm, int bn) {
@@ -108,11 +91,6 @@ TEST(TileSchedule, StreamKCutCoversEveryStepOnce) {
       for (int ctas : {1, 108, 132}) expect_stream_k_covers(tiles, kt, ctas);
 }
 
-GemmProblem problem(const Dims& d, Op a = Op::N, Op b = Op::N) {
-  GemmProblem p;
-  p.m = d.m, p.n = d.n, p.k = d.k, p.op_a = a, p.op_b = b;
-  return p;
-}
 
 // simt/sgemm: the plan's grid is its parts; splits only where the tiles cannot fill the GPU;
 // every split has >= 1 k-tile and they cover the depth; a stream-k tail only unsplit, deep, on
@@ -276,87 +254,6 @@ TEST(GemvPlan, SkinnyCRunsSwapped) {
     EXPECT_EQ(gemv_plan::kernel_view(r).m, keep.m);
   }
 }
-
-TEST(WgmmaPlan, PersistentGridAndStreamK) {
-  for (const DeviceDesc& dev : {kH100, kA100})
-    for (const Dims& d : shapes())
-      for (Precision p : {Precision::TF32, Precision::BF16, Precision::FP16}) {
-        SCOPED_TRACE(testing::Message() << d.m << "x" << d.n << "x" << d.k << " "
-                                        << precision_name(p) << " sms=" << dev.sms);
-        const wgmma_plan::PersistentPlan pl = wgmma_plan::plan_persistent(d.m, d.n, d.k, p, dev);
-        const int tiles = pl.grid.m_tiles * pl.grid.n_tiles;
-        EXPECT_EQ(pl.tiles, tiles);
-        EXPECT_LE(pl.ctas, dev.sms);
-        EXPECT_GE(pl.ctas, 1);
-        if (pl.sk.ctas == 0) {
-          EXPECT_EQ(pl.ctas, std::min(tiles, dev.sms));
-          continue;
-        }
-        EXPECT_NE(p, Precision::TF32) << "tf32 never runs stream-k";
-        EXPECT_LT(tiles, dev.sms);
-        EXPECT_GE(pl.sk.iters, 4);
-        EXPECT_LE((pl.sk.kt + pl.sk.iters - 1) / pl.sk.iters + 1, wgmma_plan::kMaxContrib);
-        EXPECT_EQ(pl.sk.kt, wgmma_plan::k_blocks_of(d.k, p));
-        EXPECT_EQ(pl.ctas, pl.sk.ctas);
-      }
-}
-
-TEST(WgmmaPlan, SmallDeepGridsRunStreamK) {
-  // bf16 1024 x 1024 x 4096: 32 tiles, 64 k-blocks each -> 128 CTAs on an H100 (the GPU test
-  // pins the same launch down).
-  const auto pl = wgmma_plan::plan_persistent(1024, 1024, 4096, Precision::BF16, kH100);
-  EXPECT_EQ(pl.ctas, 128);
-  // 1024^3 is too shallow; 4096^3 fills the GPU.
-  EXPECT_EQ(wgmma_plan::plan_persistent(1024, 1024, 1024, Precision::BF16, kH100).sk.ctas, 0);
-  EXPECT_EQ(wgmma_plan::plan_persistent(4096, 4096, 4096, Precision::BF16, kH100).sk.ctas, 0);
-  EXPECT_FALSE(wgmma_plan::stream_k_pays(200, 4096, 132));
-  EXPECT_TRUE(wgmma_plan::stream_k_pays(32, 4096, 132));
-}
-
-TEST(WgmmaPlan, DecodeRowsStreamB) {
-  // bf16 M x 4096 x 4096 (one row of 16 tiles, 64 k-blocks each): the model alone says no
-  // (16 CTAs), the one-row rule spreads B over the SMs; 5 contributors per tile at most, so the
-  // runs are 16 k-blocks: 64 CTAs.
-  EXPECT_FALSE(wgmma_plan::stream_k_pays(16, 4096, 132));
-  for (int64_t m : {1, 8, 64, 128}) {
-    SCOPED_TRACE(m);
-    const auto pl = wgmma_plan::plan_persistent(m, 4096, 4096, Precision::BF16, kH100);
-    EXPECT_EQ(pl.sk.iters, 16);
-    EXPECT_EQ(pl.ctas, 64);
-    EXPECT_LE((pl.sk.kt + pl.sk.iters - 1) / pl.sk.iters + 1, wgmma_plan::kMaxContribOneRow);
-  }
-  // Two rows of tiles keep the model (no at this depth); too shallow (k < 1024) or too many tiles
-  // (more than the SMs) neither.
-  EXPECT_EQ(wgmma_plan::plan_persistent(256, 4096, 1024, Precision::BF16, kH100).sk.ctas, 0);
-  EXPECT_EQ(wgmma_plan::plan_persistent(8, 4096, 512, Precision::BF16, kH100).sk.ctas, 0);
-  EXPECT_EQ(wgmma_plan::plan_persistent(8, 40000, 4096, Precision::BF16, kH100).sk.ctas, 0);
-  EXPECT_EQ(wgmma_plan::plan_persistent(8, 4096, 4096, Precision::TF32, kH100).sk.ctas, 0);
-}
-
-// A strided batch is one sequence of tiles, entry after entry: its tiles count every entry, and a
-// batch of small deep problems runs stream-k across the entries.
-TEST(WgmmaPlan, BatchesAreOneSequenceOfTiles) {
-  // 64 x 512^3: 8 tiles an entry, 512 in all: every SM busy, no stream-k.
-  const auto big = wgmma_plan::plan_persistent(512, 512, 512, Precision::BF16, kH100, 64);
-  EXPECT_EQ(big.tiles, 512);
-  EXPECT_EQ(big.ctas, kH100.sms);
-  EXPECT_EQ(big.sk.ctas, 0);
-  // 32 x (128 x 128 x 4096): one tile an entry, 64 k-blocks deep -> stream-k over the 32 tiles.
-  const auto deep = wgmma_plan::plan_persistent(128, 128, 4096, Precision::BF16, kH100, 32);
-  EXPECT_EQ(deep.tiles, 32);
-  EXPECT_GT(deep.sk.ctas, 32);
-  EXPECT_LE(deep.sk.ctas, kH100.sms);
-  EXPECT_EQ(deep.sk.tiles, 32);
-  EXPECT_GE(deep.sk.iters, 4);
-  // A batch of one is the plain plan.
-  const auto one = wgmma_plan::plan_persistent(1024, 1024, 4096, Precision::BF16, kH100, 1);
-  EXPECT_EQ(one.ctas, 128);
-  // The auto priority sees the whole batch: 32 small deep entries keep wgmma/03 first.
-  GemmProblem p = problem({128, 128, 4096});
-  p.precision = Precision::BF16, p.batch = 32;
-  EXPECT_EQ(wgmma_plan::auto_priority(p, kH100), 200);
-}
-
 // GemmProblem::entry moves each operand by its own stride in its own element size, and a stride
 // of 0 (broadcast) leaves it in place.
 TEST(GemmProblemEntry, MovesEachOperandByItsStride) {
@@ -379,56 +276,6 @@ TEST(GemmProblemEntry, MovesEachOperandByItsStride) {
   p.C = nullptr;  // no C stays no C
   EXPECT_EQ(p.entry(2).C, nullptr);
 }
-
-TEST(WgmmaPlan, AutoPriorityStepsBackOnSmallShallow16BitGrids) {
-  GemmProblem p = problem({1024, 1024, 1024});
-  p.precision = Precision::BF16;
-  EXPECT_EQ(wgmma_plan::auto_priority(p, kH100), 60);
-  p.k = 4096;  // deep enough for stream-k
-  EXPECT_EQ(wgmma_plan::auto_priority(p, kH100), 200);
-  p.m = p.n = p.k = 4096;
-  EXPECT_EQ(wgmma_plan::auto_priority(p, kH100), 200);
-  p.m = p.n = p.k = 1024, p.precision = Precision::TF32;
-  EXPECT_EQ(wgmma_plan::auto_priority(p, kH100), 200);
-}
-
-
-// wgmma/split_k: the slices cover the depth in whole k-blocks, each at least 4 deep unless there
-// is one; their copies of the tiles fit one wave; split_k_pays only for deep, few-tile problems.
-TEST(WgmmaPlan, SplitKSlicesCoverTheDepthInOneWave) {
-  for (const DeviceDesc& dev : {kH100, kA100})
-    for (Precision p : {Precision::BF16, Precision::TF32})
-      for (const Dims& d : shapes()) {
-        SCOPED_TRACE(testing::Message() << d.m << "x" << d.n << "x" << d.k << " sms=" << dev.sms);
-        const wgmma_plan::Slices sl = wgmma_plan::plan_slices(d.m, d.n, d.k, p, dev);
-        const int64_t kb = p == Precision::BF16 ? 64 : 32;
-        EXPECT_GE(sl.full, 1);
-        EXPECT_EQ(sl.full * sl.ks + sl.rest, d.k);
-        EXPECT_LT(sl.rest, sl.ks);
-        if (sl.count() > 1) {
-          EXPECT_EQ(sl.ks % kb, 0);
-          EXPECT_GE(sl.ks, 4 * kb);
-          const int64_t tiles = ((d.m + 127) / 128) * ((d.n + 255) / 256);
-          EXPECT_LE(sl.full * tiles, dev.sms) << "more than one wave";
-        }
-      }
-  // One 128 x 128 tile over k = 131072 (bf16, H100): 128 slices of 1024; 32 tiles of
-  // 1024 x 1024: 4 slices of 32768.
-  const wgmma_plan::Slices one = wgmma_plan::plan_slices(128, 128, 131072, Precision::BF16, kH100);
-  EXPECT_EQ(one.full, 128);
-  EXPECT_EQ(one.ks, 1024);
-  EXPECT_EQ(wgmma_plan::plan_slices(1024, 1024, 131072, Precision::BF16, kH100).count(), 4);
-  // A slice count asked for (gemm-tune's variants) is honoured below the wave, capped at it.
-  EXPECT_EQ(wgmma_plan::plan_slices(128, 128, 131072, Precision::BF16, kH100, 32).count(), 32);
-  EXPECT_EQ(wgmma_plan::plan_slices(1024, 1024, 131072, Precision::BF16, kH100, 64).count(), 4);
-  EXPECT_EQ(wgmma_plan::plan_slices(128, 128, 1024, Precision::BF16, kH100, 8).count(), 4)
-      << "4 k-blocks per slice at least";
-  EXPECT_TRUE(wgmma_plan::split_k_pays(128, 128, 131072, 1, kH100));
-  EXPECT_FALSE(wgmma_plan::split_k_pays(128, 128, 4096, 1, kH100)) << "shallow";
-  EXPECT_FALSE(wgmma_plan::split_k_pays(4096, 4096, 131072, 1, kH100)) << "512 tiles";
-  EXPECT_FALSE(wgmma_plan::split_k_pays(128, 128, 131072, 2, kH100)) << "a batch";
-}
-
 // gemv/small_m: the slices cover the depth, fit the block's shared copy of op(A), and their
 // partial sums stay a small share of B's bytes; without scratch one block per column tile.
 TEST(GemvPlan, SlicesCoverTheDepthAndFitSharedMemory) {

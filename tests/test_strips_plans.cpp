@@ -7,12 +7,10 @@
 #include <gtest/gtest.h>
 
 #include "kernels/wgmma/plan.h"
+#include "plan_fixtures.h"
 
 namespace gemmlab {
 namespace {
-
-const DeviceDesc kH100{132, 228 * 1024};
-const DeviceDesc kA100{108, 164 * 1024};
 
 // wgmma/decode (plan.h): tokens cover m on wgmma's N side, the strips cover n, the splits cover
 // the depth without an empty one, each at least kMinKBlocks deep; the ring fits two CTAs per SM

@@ -1,0 +1,147 @@
+// wgmma/03's planner and wgmma/split_k's slices, on the CPU: the persistent grid and its
+// stream-k cut, decode rows, batches, `auto` priority and the depth slices, on a 132-SM (H100
+// SXM) and a 108-SM (A100) device description. No GPU involved: these run in CI.
+#include <algorithm>
+#include <cstdint>
+
+#include <gtest/gtest.h>
+
+#include "kernels/wgmma/plan.h"
+#include "plan_fixtures.h"
+
+namespace gemmlab {
+namespace {
+
+
+TEST(WgmmaPlan, PersistentGridAndStreamK) {
+  for (const DeviceDesc& dev : {kH100, kA100})
+    for (const Dims& d : shapes())
+      for (Precision p : {Precision::TF32, Precision::BF16, Precision::FP16}) {
+        SCOPED_TRACE(testing::Message() << d.m << "x" << d.n << "x" << d.k << " "
+                                        << precision_name(p) << " sms=" << dev.sms);
+        const wgmma_plan::PersistentPlan pl = wgmma_plan::plan_persistent(d.m, d.n, d.k, p, dev);
+        const int tiles = pl.grid.m_tiles * pl.grid.n_tiles;
+        EXPECT_EQ(pl.tiles, tiles);
+        EXPECT_LE(pl.ctas, dev.sms);
+        EXPECT_GE(pl.ctas, 1);
+        if (pl.sk.ctas == 0) {
+          EXPECT_EQ(pl.ctas, std::min(tiles, dev.sms));
+          continue;
+        }
+        EXPECT_NE(p, Precision::TF32) << "tf32 never runs stream-k";
+        EXPECT_LT(tiles, dev.sms);
+        EXPECT_GE(pl.sk.iters, 4);
+        EXPECT_LE((pl.sk.kt + pl.sk.iters - 1) / pl.sk.iters + 1, wgmma_plan::kMaxContrib);
+        EXPECT_EQ(pl.sk.kt, wgmma_plan::k_blocks_of(d.k, p));
+        EXPECT_EQ(pl.ctas, pl.sk.ctas);
+      }
+}
+
+TEST(WgmmaPlan, SmallDeepGridsRunStreamK) {
+  // bf16 1024 x 1024 x 4096: 32 tiles, 64 k-blocks each -> 128 CTAs on an H100 (the GPU test
+  // pins the same launch down).
+  const auto pl = wgmma_plan::plan_persistent(1024, 1024, 4096, Precision::BF16, kH100);
+  EXPECT_EQ(pl.ctas, 128);
+  // 1024^3 is too shallow; 4096^3 fills the GPU.
+  EXPECT_EQ(wgmma_plan::plan_persistent(1024, 1024, 1024, Precision::BF16, kH100).sk.ctas, 0);
+  EXPECT_EQ(wgmma_plan::plan_persistent(4096, 4096, 4096, Precision::BF16, kH100).sk.ctas, 0);
+  EXPECT_FALSE(wgmma_plan::stream_k_pays(200, 4096, 132));
+  EXPECT_TRUE(wgmma_plan::stream_k_pays(32, 4096, 132));
+}
+
+TEST(WgmmaPlan, DecodeRowsStreamB) {
+  // bf16 M x 4096 x 4096 (one row of 16 tiles, 64 k-blocks each): the model alone says no
+  // (16 CTAs), the one-row rule spreads B over the SMs; 5 contributors per tile at most, so the
+  // runs are 16 k-blocks: 64 CTAs.
+  EXPECT_FALSE(wgmma_plan::stream_k_pays(16, 4096, 132));
+  for (int64_t m : {1, 8, 64, 128}) {
+    SCOPED_TRACE(m);
+    const auto pl = wgmma_plan::plan_persistent(m, 4096, 4096, Precision::BF16, kH100);
+    EXPECT_EQ(pl.sk.iters, 16);
+    EXPECT_EQ(pl.ctas, 64);
+    EXPECT_LE((pl.sk.kt + pl.sk.iters - 1) / pl.sk.iters + 1, wgmma_plan::kMaxContribOneRow);
+  }
+  // Two rows of tiles keep the model (no at this depth); too shallow (k < 1024) or too many tiles
+  // (more than the SMs) neither.
+  EXPECT_EQ(wgmma_plan::plan_persistent(256, 4096, 1024, Precision::BF16, kH100).sk.ctas, 0);
+  EXPECT_EQ(wgmma_plan::plan_persistent(8, 4096, 512, Precision::BF16, kH100).sk.ctas, 0);
+  EXPECT_EQ(wgmma_plan::plan_persistent(8, 40000, 4096, Precision::BF16, kH100).sk.ctas, 0);
+  EXPECT_EQ(wgmma_plan::plan_persistent(8, 4096, 4096, Precision::TF32, kH100).sk.ctas, 0);
+}
+
+// A strided batch is one sequence of tiles, entry after entry: its tiles count every entry, and a
+// batch of small deep problems runs stream-k across the entries.
+TEST(WgmmaPlan, BatchesAreOneSequenceOfTiles) {
+  // 64 x 512^3: 8 tiles an entry, 512 in all: every SM busy, no stream-k.
+  const auto big = wgmma_plan::plan_persistent(512, 512, 512, Precision::BF16, kH100, 64);
+  EXPECT_EQ(big.tiles, 512);
+  EXPECT_EQ(big.ctas, kH100.sms);
+  EXPECT_EQ(big.sk.ctas, 0);
+  // 32 x (128 x 128 x 4096): one tile an entry, 64 k-blocks deep -> stream-k over the 32 tiles.
+  const auto deep = wgmma_plan::plan_persistent(128, 128, 4096, Precision::BF16, kH100, 32);
+  EXPECT_EQ(deep.tiles, 32);
+  EXPECT_GT(deep.sk.ctas, 32);
+  EXPECT_LE(deep.sk.ctas, kH100.sms);
+  EXPECT_EQ(deep.sk.tiles, 32);
+  EXPECT_GE(deep.sk.iters, 4);
+  // A batch of one is the plain plan.
+  const auto one = wgmma_plan::plan_persistent(1024, 1024, 4096, Precision::BF16, kH100, 1);
+  EXPECT_EQ(one.ctas, 128);
+  // The auto priority sees the whole batch: 32 small deep entries keep wgmma/03 first.
+  GemmProblem p = problem({128, 128, 4096});
+  p.precision = Precision::BF16, p.batch = 32;
+  EXPECT_EQ(wgmma_plan::auto_priority(p, kH100), 200);
+}
+
+
+TEST(WgmmaPlan, AutoPriorityStepsBackOnSmallShallow16BitGrids) {
+  GemmProblem p = problem({1024, 1024, 1024});
+  p.precision = Precision::BF16;
+  EXPECT_EQ(wgmma_plan::auto_priority(p, kH100), 60);
+  p.k = 4096;  // deep enough for stream-k
+  EXPECT_EQ(wgmma_plan::auto_priority(p, kH100), 200);
+  p.m = p.n = p.k = 4096;
+  EXPECT_EQ(wgmma_plan::auto_priority(p, kH100), 200);
+  p.m = p.n = p.k = 1024, p.precision = Precision::TF32;
+  EXPECT_EQ(wgmma_plan::auto_priority(p, kH100), 200);
+}
+
+
+// wgmma/split_k: the slices cover the depth in whole k-blocks, each at least 4 deep unless there
+// is one; their copies of the tiles fit one wave; split_k_pays only for deep, few-tile problems.
+TEST(WgmmaPlan, SplitKSlicesCoverTheDepthInOneWave) {
+  for (const DeviceDesc& dev : {kH100, kA100})
+    for (Precision p : {Precision::BF16, Precision::TF32})
+      for (const Dims& d : shapes()) {
+        SCOPED_TRACE(testing::Message() << d.m << "x" << d.n << "x" << d.k << " sms=" << dev.sms);
+        const wgmma_plan::Slices sl = wgmma_plan::plan_slices(d.m, d.n, d.k, p, dev);
+        const int64_t kb = p == Precision::BF16 ? 64 : 32;
+        EXPECT_GE(sl.full, 1);
+        EXPECT_EQ(sl.full * sl.ks + sl.rest, d.k);
+        EXPECT_LT(sl.rest, sl.ks);
+        if (sl.count() > 1) {
+          EXPECT_EQ(sl.ks % kb, 0);
+          EXPECT_GE(sl.ks, 4 * kb);
+          const int64_t tiles = ((d.m + 127) / 128) * ((d.n + 255) / 256);
+          EXPECT_LE(sl.full * tiles, dev.sms) << "more than one wave";
+        }
+      }
+  // One 128 x 128 tile over k = 131072 (bf16, H100): 128 slices of 1024; 32 tiles of
+  // 1024 x 1024: 4 slices of 32768.
+  const wgmma_plan::Slices one = wgmma_plan::plan_slices(128, 128, 131072, Precision::BF16, kH100);
+  EXPECT_EQ(one.full, 128);
+  EXPECT_EQ(one.ks, 1024);
+  EXPECT_EQ(wgmma_plan::plan_slices(1024, 1024, 131072, Precision::BF16, kH100).count(), 4);
+  // A slice count asked for (gemm-tune's variants) is honoured below the wave, capped at it.
+  EXPECT_EQ(wgmma_plan::plan_slices(128, 128, 131072, Precision::BF16, kH100, 32).count(), 32);
+  EXPECT_EQ(wgmma_plan::plan_slices(1024, 1024, 131072, Precision::BF16, kH100, 64).count(), 4);
+  EXPECT_EQ(wgmma_plan::plan_slices(128, 128, 1024, Precision::BF16, kH100, 8).count(), 4)
+      << "4 k-blocks per slice at least";
+  EXPECT_TRUE(wgmma_plan::split_k_pays(128, 128, 131072, 1, kH100));
+  EXPECT_FALSE(wgmma_plan::split_k_pays(128, 128, 4096, 1, kH100)) << "shallow";
+  EXPECT_FALSE(wgmma_plan::split_k_pays(4096, 4096, 131072, 1, kH100)) << "512 tiles";
+  EXPECT_FALSE(wgmma_plan::split_k_pays(128, 128, 131072, 2, kH100)) << "a batch";
+}
+
+}  // namespace
+}  // namespace gemmlab
