@@ -5,7 +5,8 @@
 // one sums the others' partials alone (a chain of L2 round trips, docs/history.md); a
 // 128 x 128 x 131072 bf16 problem (one tile) then runs on 4 of 132 SMs, at 10% of cuBLAS.
 // What changed: the depth is cut into S slices (S * tiles ~ the SMs, each slice at least 4
-// k-blocks) run as ONE batched wgmma/03 launch whose entries are the slices: A and B move by the
+// k-blocks) run as ONE batched launch (16-bit: wgmma/small's strips kernel, tf32: wgmma/03)
+// whose entries are the slices: A and B move by the
 // slice's depth from entry to entry (the entries overlap in memory, which reading allows), D is
 // float scratch, one m x n partial per slice. A second kernel sums the S partials of each element
 // in slice order and applies the whole epilogue (alpha, beta * C, bias, activation, D's dtype):
@@ -14,9 +15,9 @@
 // NoDepthSplit) the problem runs on wgmma/03 as it is.
 // Seed: beyond the seeds (issue: deep K).
 // The slice count is a plan variant gemm-tune measures (the planner's, then halves).
-// Measured (H100, deep-k suite, cuBLAS in the same run, 2026-11-24 19:39 UTC): 1024 x 1024 x
-// 131072 bf16 97% of cuBLAS (wgmma/03 alone: 33%), tf32 106%; 128 x 128 x 131072 bf16 81% (10%);
-// tf32 512 x 512 x 32768 143%. docs/history.md.
+// Measured (H100, deep-k suite, cuBLAS in the same run, 2026-11-24 20:12 UTC): 1024 x 1024 x
+// 131072 bf16 97% of cuBLAS (wgmma/03 alone: 33%); 128 x 128 x 131072 bf16 95% (10%), 128 x 128 x
+// 32768 82%; suite bf16 0.88x (0.78x with wgmma/03's slices), tf32 1.06x. docs/history.md.
 #include <algorithm>
 
 #include "kernels/common/gemm_common.cuh"
@@ -29,6 +30,7 @@
 namespace gemmlab {
 
 extern const KernelDesc kWgmmaWarpSpecializedPersistent;
+extern const KernelDesc kWgmmaSmall;
 
 namespace {
 
@@ -111,6 +113,15 @@ GemmProblem slice_problem(const GemmProblem& p, const Slices& sl, float* parts, 
 }
 
 const KernelDesc& inner() { return kWgmmaWarpSpecializedPersistent; }
+// The kernel of the slices: for 16-bit inputs wgmma/small's strips kernel, its tile picked by its
+// cost model for the batch of slices (a C of 128 x 128 no longer pads wgmma/03's 128 x 256 tile to
+// twice its size; bf16, TFLOP/s, wgmma/03 -> strips slices, H100 2026-11-24: 128 x 128 x 8192
+// 16.4 -> 22.6, x 32768 51.3 -> 58.4, x 131072 111 -> 126, 256 x 256 x 8192 56.8 -> 64.5, the
+// larger C unchanged); tf32 (which the strips kernel does not take) on wgmma/03.
+const KernelDesc& slice_kernel(const GemmProblem& p) {
+  const bool half = p.precision == Precision::BF16 || p.precision == Precision::FP16;
+  return half ? kWgmmaSmall : inner();
+}
 
 const char* unsupported(const GemmProblem& p) {
   if (p.batch != 1) return "needs batch == 1 (the slices are its batch)";
@@ -135,8 +146,10 @@ cudaError_t launch(const GemmProblem& p) {
     // wgmma/03 must not re-cut them stream-k (runs that start mid-tile lose that reuse: bf16
     // 1024 x 1024 x 131072 ran at 33% of cuBLAS): no depth split inside.
     NoDepthSplit whole_tiles;
-    e = inner().launch(slice_problem(p, sl, parts, false));  // full >= 1 when split
-    if (e == cudaSuccess && sl.rest > 0) e = inner().launch(slice_problem(p, sl, parts, true));
+    const ForcePlan unsplit(PlanChoice{0, 1});  // wgmma/small: no depth split inside a slice
+    const KernelDesc& kd = slice_kernel(p);
+    e = kd.launch(slice_problem(p, sl, parts, false));  // full >= 1 when split
+    if (e == cudaSuccess && sl.rest > 0) e = kd.launch(slice_problem(p, sl, parts, true));
   }
   if (e == cudaSuccess) {
     const int64_t total = p.m * p.n;
@@ -159,7 +172,8 @@ LaunchConfig config(const GemmProblem& p) {
   const Slices sl = plan_slices(p);
   if (sl.count() < 2) return inner().config(p);
   float* parts = reinterpret_cast<float*>(uintptr_t{1} << 20);  // only its alignment matters
-  return inner().config(slice_problem(p, sl, parts, false));
+  const ForcePlan unsplit(PlanChoice{0, 1});
+  return slice_kernel(p).config(slice_problem(p, sl, parts, false));
 }
 
 // Plan variants for gemm-tune: the planner's slice count, then half, a quarter, ... of it, down
