@@ -126,11 +126,16 @@ TEST(WgmmaPlan, SplitKSlicesCoverTheDepthInOneWave) {
           EXPECT_LE(sl.full * tiles, dev.sms) << "more than one wave";
         }
       }
-  // One 128 x 128 tile over k = 131072 (bf16, H100): 128 slices of 1024; 32 tiles of
-  // 1024 x 1024: 4 slices of 32768.
-  const wgmma_plan::Slices one = wgmma_plan::plan_slices(128, 128, 131072, Precision::BF16, kH100);
+  // One 128 x 128 tile over k = 131072 (H100): tf32 (slices on wgmma/03) 128 slices of 1024,
+  // bf16 (on the strips kernel) 4096 / 128 = 32 of 4096; 32 tiles of 1024 x 1024: 4 slices of
+  // 32768 (the wave and 4096 / 1024 agree); 512 x 512 in bf16: 8.
+  const wgmma_plan::Slices one = wgmma_plan::plan_slices(128, 128, 131072, Precision::TF32, kH100);
   EXPECT_EQ(one.full, 128);
   EXPECT_EQ(one.ks, 1024);
+  const wgmma_plan::Slices one16 = wgmma_plan::plan_slices(128, 128, 131072, Precision::BF16, kH100);
+  EXPECT_EQ(one16.full, 32);
+  EXPECT_EQ(one16.ks, 4096);
+  EXPECT_EQ(wgmma_plan::plan_slices(512, 512, 32768, Precision::BF16, kH100).count(), 8);
   EXPECT_EQ(wgmma_plan::plan_slices(1024, 1024, 131072, Precision::BF16, kH100).count(), 4);
   // A slice count asked for (gemm-tune's variants) is honoured below the wave, capped at it.
   EXPECT_EQ(wgmma_plan::plan_slices(128, 128, 131072, Precision::BF16, kH100, 32).count(), 32);

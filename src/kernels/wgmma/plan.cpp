@@ -85,7 +85,14 @@ Slices plan_slices(int64_t m, int64_t n, int64_t k, Precision p, const DeviceDes
   const int64_t kb_elems = half_precision(p) ? 64 : 32;  // a k-block: 128 bytes
   const int64_t tiles = std::max<int64_t>(tiles_of(m, n), 1);
   const int wave = static_cast<int>(std::max<int64_t>(1, dev.sms / tiles));
-  const int cap = want > 0 ? std::min(want, wave) : wave;
+  // 16-bit slices run on the strips kernel, whose smaller tiles fill the SMs with fewer slices:
+  // 4096 / sqrt(m n) of them (measured best, bf16, H100, 2026-11-24 20:10 UTC: 128^2 C 32,
+  // 256^2 16, 512^2 8, 1024^2 2-4), within the wave.
+  const int fit = half_precision(p)
+                      ? static_cast<int>(std::max(2.0, 4096.0 / std::sqrt(static_cast<double>(m) *
+                                                                         static_cast<double>(n))))
+                      : wave;
+  const int cap = want > 0 ? std::min(want, wave) : std::min(fit, wave);
   const int slices = std::max(1, std::min(cap, kb / 4));  // each slice >= 4 k-blocks
   if (slices == 1) return {1, 0, k};
   const int64_t ks = ((kb + slices - 1) / slices) * kb_elems;

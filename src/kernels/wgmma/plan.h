@@ -42,9 +42,10 @@ PersistentPlan plan_persistent(int64_t rows, int64_t cols, int64_t k, Precision 
 int auto_priority(const GemmProblem& p, const DeviceDesc& dev);
 
 // wgmma/split_k: the depth of an m x n x k problem cut into `full` slices of `ks` elements (a
-// whole number of k-blocks) and a last one of `rest` (may be 0). As many slices as the SMs hold
-// copies of the problem's 128 x 256 tiles (slices * tiles <= SMs, one wave without stream-k),
-// each at least 4 k-blocks deep; count() == 1: no split. want > 0 asks for that many slices
+// whole number of k-blocks) and a last one of `rest` (may be 0). At most as many slices as the SMs
+// hold copies of the problem's 128 x 256 tiles (slices * tiles <= SMs, one wave without
+// stream-k), for 16-bit inputs (slices on the strips kernel) at most 4096 / sqrt(m n), each at
+// least 4 k-blocks deep; count() == 1: no split. want > 0 asks for that many slices
 // instead (a plan variant gemm-tune measures: fewer slices write fewer partials), still at most
 // one wave and 4 k-blocks deep each.
 struct Slices {

@@ -14,10 +14,11 @@
 // The last slice may be shorter: a second launch of one entry. Without scratch (or under a
 // NoDepthSplit) the problem runs on wgmma/03 as it is.
 // Seed: beyond the seeds (issue: deep K).
-// The slice count is a plan variant gemm-tune measures (the planner's, then halves).
-// Measured (H100, deep-k suite, cuBLAS in the same run, 2026-11-24 20:12 UTC): 1024 x 1024 x
-// 131072 bf16 97% of cuBLAS (wgmma/03 alone: 33%); 128 x 128 x 131072 bf16 95% (10%), 128 x 128 x
-// 32768 82%; suite bf16 0.88x (0.78x with wgmma/03's slices), tf32 1.06x. docs/history.md.
+// The slice count is a plan variant gemm-tune measures (one wave's worth, then halves); for
+// 16-bit inputs the planner takes 4096 / sqrt(m n) of them (plan.h).
+// Measured (H100, deep-k suite, cuBLAS in the same run, 2026-11-24 20:25 UTC): 1024 x 1024 x
+// 131072 bf16 98% of cuBLAS (wgmma/03 alone: 33%); 128 x 128 x 131072 bf16 96% (10%), 128 x 128 x
+// 32768 89%; suite bf16 0.89x (0.78x with wgmma/03's slices), tf32 1.07x. docs/history.md.
 #include <algorithm>
 
 #include "kernels/common/gemm_common.cuh"
@@ -176,12 +177,12 @@ LaunchConfig config(const GemmProblem& p) {
   return slice_kernel(p).config(slice_problem(p, sl, parts, false));
 }
 
-// Plan variants for gemm-tune: the planner's slice count, then half, a quarter, ... of it, down
+// Plan variants for gemm-tune: one wave's worth of slices, then half, a quarter, ... of it, down
 // to 2 (fewer slices: fewer partials to write and sum, less of the GPU streaming A and B).
 int variants(const GemmProblem& p, PlanChoice* out, int max) {
   const DeviceDesc dev = current_device_desc();
   int n = 0, last = 0;
-  for (int want = wgmma_plan::plan_slices(p.m, p.n, p.k, p.precision, dev).count();
+  for (int want = wgmma_plan::plan_slices(p.m, p.n, p.k, p.precision, dev, dev.sms).count();
        want >= 2 && n < max; want /= 2) {
     const int c = wgmma_plan::plan_slices(p.m, p.n, p.k, p.precision, dev, want).count();
     if (c == last || c < 2) continue;
