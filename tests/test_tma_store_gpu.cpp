@@ -1,8 +1,10 @@
 // wgmma/03's TMA-store epilogue (kEpiTma: a 16-bit D, beta = 0, 16-byte rows): when it is taken
 // (sm90::tma_storable, on the CPU), and on the GPU that it writes exactly D's entries right in
 // both 16-bit D dtypes, with edges that cut TMA boxes, padded rows whose padding must stay untouched,
-// batches with gaps between entries, bias and activations, stream-k tiles, and every transpose.
+// batches with gaps between entries, bias and activations, stream-k tiles, and every transpose;
+// and that its results keep their bits under CUDA graph capture and replay and on two streams.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -109,6 +111,59 @@ TEST(TmaStore, Wgmma03StreamKTiles) {
   s.m = 256, s.n = 384, s.k = 4096, s.op_b = Op::N, s.d_type = DType::BF16, s.batch = 3;
   s.act = Activation::None, s.bias = false, s.seed = 202;
   expect_wgmma03_correct(s);
+}
+
+// The bits of D under graph capture and replay, and from two problems with the same data run at
+// once on two streams, equal the eager run's: a plain grid and a stream-k one (its scratch comes
+// from the stream-ordered pool, captured as memory nodes).
+TEST(TmaStore, Wgmma03GraphReplayAndTwoStreamsKeepTheBits) {
+  GEMMLAB_REQUIRE_GPU();
+  if (current_cc() < 90) GTEST_SKIP() << "wgmma/03 needs sm_90a";
+  ExSpec plain;
+  plain.precision = Precision::BF16, plain.m = 1000, plain.n = 1024, plain.k = 512;
+  plain.d_type = DType::BF16, plain.null_c = true, plain.bias = true, plain.bias_type = DType::BF16;
+  plain.act = Activation::GeluTanh, plain.seed = 300;
+  ExSpec streamk = plain;
+  streamk.m = 1024, streamk.k = 4096, streamk.d_type = DType::F16, streamk.seed = 301;
+  streamk.precision = Precision::FP16, streamk.bias_type = DType::F16;
+  for (const ExSpec& spec : {plain, streamk}) {
+    SCOPED_TRACE(describe(spec));
+    ExProblem d(spec), d2(spec);
+    ASSERT_EQ(d.error(), "");
+    ASSERT_EQ(d2.error(), "");
+    ASSERT_TRUE(sm90::tma_storable(d.problem()));
+    EpilogueReference r;
+    ASSERT_EQ(d.reference(&r), "");
+    EXPECT_EQ(d.run_and_check(r, kWgmma03), "");
+    const std::vector<char> eager = d.read_d();
+    ASSERT_FALSE(eager.empty());
+    Stream s1, s2;
+    ASSERT_NE(s1.s, nullptr);
+    ASSERT_NE(s2.s, nullptr);
+    // Captured once, replayed three times, D reset before each replay.
+    cudaGraph_t g = nullptr;
+    cudaGraphExec_t exec = nullptr;
+    ASSERT_EQ(cudaStreamBeginCapture(s1.s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+    const Status st = gemm(d.desc(), kWgmma03, s1.s);
+    ASSERT_EQ(cudaStreamEndCapture(s1.s, &g), cudaSuccess);
+    ASSERT_EQ(st, Status::Success) << last_error_message();
+    ASSERT_EQ(cudaGraphInstantiate(&exec, g, 0), cudaSuccess);
+    for (int i = 0; i < 3; ++i) {
+      ASSERT_EQ(d.reset(s1.s), cudaSuccess);
+      ASSERT_EQ(cudaGraphLaunch(exec, s1.s), cudaSuccess);
+      EXPECT_TRUE(d.read_d() == eager) << "replay " << i;
+    }
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(g);
+    // Two streams at once, each into its own D.
+    ASSERT_EQ(d.reset(s1.s), cudaSuccess);
+    ASSERT_EQ(d2.reset(s2.s), cudaSuccess);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    ASSERT_EQ(gemm(d.desc(), kWgmma03, s1.s), Status::Success) << last_error_message();
+    ASSERT_EQ(gemm(d2.desc(), kWgmma03, s2.s), Status::Success) << last_error_message();
+    EXPECT_TRUE(d.read_d() == eager) << "stream 1";
+    EXPECT_TRUE(d2.read_d() == eager) << "stream 2";
+  }
 }
 
 }  // namespace

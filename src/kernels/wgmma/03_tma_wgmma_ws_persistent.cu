@@ -30,7 +30,7 @@
 // Seed: beyond the seeds.
 // Measured (H100 SXM, cuBLAS / cuBLASLt in the same run): 4096^3 bf16 97%, fp16 98%, tf32 99%;
 // 8192^3 94-98%; 4097^3 (operands packed inside the call) 2.3-3.6x (h100-tensorcore.md); bf16
-// with a bf16 D 96-98% of cuBLASLt, + bias + GELU 94% (h100-epilogue.md, 2026-11-24 19:15 UTC).
+// with a bf16 D 96-98% of cuBLASLt, + bias + GELU 95% (h100-epilogue.md, 2026-11-24 20:25 UTC).
 // History (clusters with B multicast, stream-k tails, 128 x 128 tiles): docs/history.md.
 #include <type_traits>
 

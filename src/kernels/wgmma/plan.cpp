@@ -86,8 +86,8 @@ Slices plan_slices(int64_t m, int64_t n, int64_t k, Precision p, const DeviceDes
   const int64_t tiles = std::max<int64_t>(tiles_of(m, n), 1);
   const int wave = static_cast<int>(std::max<int64_t>(1, dev.sms / tiles));
   // 16-bit slices run on the strips kernel, whose smaller tiles fill the SMs with fewer slices:
-  // 4096 / sqrt(m n) of them (measured best, bf16, H100, 2026-11-24 20:10 UTC: 128^2 C 32,
-  // 256^2 16, 512^2 8, 1024^2 2-4), within the wave.
+  // 4096 / sqrt(m n) of them, within the wave (the measured best per C size: docs/history.md,
+  // wgmma/split_k).
   const int fit = half_precision(p)
                       ? static_cast<int>(std::max(2.0, 4096.0 / std::sqrt(static_cast<double>(m) *
                                                                          static_cast<double>(n))))
@@ -250,17 +250,14 @@ dp::Plan plan(int64_t tokens, int64_t weights, int64_t k, const DeviceDesc& dev,
 }
 
 bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc& dev) {
-  // From half the SMs' worth of 128 x 256 tiles wgmma/03's persistent tiles win (bf16 1536^3,
-  // 72 tiles: 23.2 us against wgmma/small's best tile then, 26.9; 1280^3, 50 tiles: wgmma/small
-  // 14.8), unless one wave of 128 x 192 tiles holds the problem (bf16, TFLOP/s, wgmma/small
-  // 128 x 192 against wgmma/03, H100 2026-11-24: 1536^3 388 vs 315, 2048 x 1536 x 1536 486 vs
-  // 411, 1536 x 1536 x 4096 537 vs 359).
+  // From half the SMs' worth of 128 x 256 tiles wgmma/03's persistent tiles win, unless one
+  // wave of wgmma/small's 128 x 192 tiles holds the problem (measured: docs/history.md,
+  // wgmma/small).
   const int64_t t192 = std::min(((m + 191) / 192) * ((n + 127) / 128),
                                 ((n + 191) / 192) * ((m + 127) / 128));
   if (2 * ((m + 127) / 128) * ((n + 255) / 256) * batch > dev.sms && t192 * batch > dev.sms)
     return false;
-  // Deep K over a C of 256 x 256 or more: wgmma/split_k's 128 x 256 slices (H100, bf16, us:
-  // 256 x 256 x 131072 59.9 against 78.2, 512 x 512 x 32768 40.5 against 51.8).
+  // Deep K over a C of 256 x 256 or more: wgmma/split_k's slices (docs/history.md, wgmma/small).
   return k < 32768 || m * n < 256 * 256;
 }
 

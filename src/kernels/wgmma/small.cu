@@ -15,8 +15,8 @@
 // tile and the splits come from a cost model (wgmma/plan.h:
 // wgmma_small_plan); every (tile, splits) pair is a plan variant that gemm-tune measures.
 // Seed: beyond the seeds (issue: small squares and deep K).
-// Measured (H100, bf16, cuBLAS in the same run, 2026-11-24 19:49 UTC, docs/results/h100-suite-*):
-// small suite 0.59x -> 0.93x (1536^3 85%, was 70%); 256 x 4096 x 4096 NN 96% (was 68%).
+// Measured (H100, bf16, cuBLAS in the same run, 2026-11-24 20:25 UTC, docs/results/h100-suite-*):
+// small suite 0.94x (1536^3 85%); 256 x 4096 x 4096 NN 98%.
 #include "kernels/wgmma/plan.h"
 #include "kernels/wgmma/strips.h"
 #include "runtime/device_props.h"

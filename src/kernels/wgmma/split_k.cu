@@ -47,11 +47,11 @@ __global__ void sum_slices(const float* parts, int slices, Epilogue ep) {
   }
 }
 
-// Many slices (S >= 32): that was a chain of S L2 round trips per thread (11.9 us of 26.4 at
-// bf16 128 x 128 x 32768, S = 128, H100 ncu). Here a block of 256 threads takes 32 consecutive
-// elements at a time; warp g sums slices [g S / 8, (g + 1) S / 8) of each in slice order, 8 loads
-// in flight, and the 8 group sums are added in group order. (The same with few slices lost: tf32
-// 1024 x 1024 x 8192, S = 4, 297 -> 208 TFLOP/s.)
+// Many slices (S >= 32): one thread summing them all in turn is a chain of S L2 round trips.
+// Here a block of 256 threads takes 32 consecutive elements at a time; warp g sums slices
+// [g S / 8, (g + 1) S / 8) of each in slice order, 8 loads in flight, and the 8 group sums are
+// added in group order. (With few slices the loop above keeps more elements per block, which
+// measured faster: docs/history.md, wgmma/split_k.)
 constexpr int kSumGroups = 8;
 __global__ void __launch_bounds__(32 * kSumGroups)
     sum_slice_groups(const float* parts, int slices, Epilogue ep) {
@@ -115,10 +115,9 @@ GemmProblem slice_problem(const GemmProblem& p, const Slices& sl, float* parts, 
 
 const KernelDesc& inner() { return kWgmmaWarpSpecializedPersistent; }
 // The kernel of the slices: for 16-bit inputs wgmma/small's strips kernel, its tile picked by its
-// cost model for the batch of slices (a C of 128 x 128 no longer pads wgmma/03's 128 x 256 tile to
-// twice its size; bf16, TFLOP/s, wgmma/03 -> strips slices, H100 2026-11-24: 128 x 128 x 8192
-// 16.4 -> 22.6, x 32768 51.3 -> 58.4, x 131072 111 -> 126, 256 x 256 x 8192 56.8 -> 64.5, the
-// larger C unchanged); tf32 (which the strips kernel does not take) on wgmma/03.
+// cost model for the batch of slices (a C of 128 x 128 no longer pads wgmma/03's 128 x 256 tile
+// to twice its size; measured: docs/history.md, wgmma/split_k); tf32, which the strips kernel
+// does not take, on wgmma/03.
 const KernelDesc& slice_kernel(const GemmProblem& p) {
   const bool half = p.precision == Precision::BF16 || p.precision == Precision::FP16;
   return half ? kWgmmaSmall : inner();
