@@ -194,10 +194,9 @@ TEST(AutoKernel, PicksAKernelPerPrecision) {
   }
 }
 
-// `auto` on sm_90, 16-bit: wgmma/03 steps back for grids of 128 x 256 tiles that would keep at
-// most half the SMs busy and are too shallow for its stream-k (wgmma/02 measured faster there),
-// and leads everywhere else except decode rows (m <= 64, or <= 128 against a weight of <= 8192
-// columns), which take wgmma/decode.
+// `auto` on sm_90, 16-bit and tf32: wgmma/03 steps back for grids of 128 x 256 tiles that would
+// keep at most half the SMs busy (wgmma/small's tiles), and leads everywhere else except decode
+// rows (m <= 64, or <= 128 against a weight of <= 8192 columns), which take wgmma/decode.
 TEST(AutoKernel, SmallGrids16BitTakeWgmmaSmall) {
   GEMMLAB_REQUIRE_GPU();
   int major = 0, sms = 0;
@@ -212,7 +211,8 @@ TEST(AutoKernel, SmallGrids16BitTakeWgmmaSmall) {
   const TuningOff planners_only;  // the priorities' own choice (the table's: AutoKernel.UsesTheTuningTable)
   const Want wants[] = {{1024, 1024, 1024, Precision::BF16, "wgmma/small"},
                         {1024, 1024, 1024, Precision::FP16, "wgmma/small"},
-                        {1024, 1024, 1024, Precision::TF32, "wgmma/03_tma_wgmma_ws_persistent"},
+                        {1024, 1024, 1024, Precision::TF32, "wgmma/small"},
+                        {2048, 2048, 2048, Precision::TF32, "wgmma/03_tma_wgmma_ws_persistent"},
                         {4096, 4096, 64, Precision::BF16, "wgmma/03_tma_wgmma_ws_persistent"},
                         {1024, 1024, 4096, Precision::BF16, "wgmma/small"},
                         {1024, 1024, 131072, Precision::BF16, "wgmma/split_k"},

@@ -90,7 +90,9 @@ TEST(Sanitize, ScratchPaths) {
               {"wgmma/decode", spec(P::BF16, 3000, 40, 1000)},               // skinny, MN-major X
               {"wgmma/small", spec(P::BF16, 512, 512, 8192)},                // 128 x 64, split, staged
               {"wgmma/small", spec(P::BF16, 256, 256, 8192)},                // 64 x 32, split
-              {"wgmma/small", spec(P::FP16, 300, 200, 1000, Op::T, Op::N)}});  // MN-major X, staged
+              {"wgmma/small", spec(P::FP16, 300, 200, 1000, Op::T, Op::N)},  // MN-major X, staged
+              {"wgmma/small", spec(P::TF32, 300, 200, 1000)},                // tf32, register-A W
+              {"wgmma/decode", spec(P::TF32, 8, 1000, 8200, Op::N, Op::T)}});  // tf32, split
 }
 
 // wgmma/03's TMA-store epilogue (16-bit D, beta = 0): edge boxes, 2 entries with a gap, a bias and

@@ -132,6 +132,14 @@ TEST(WgmmaSmallPlan, TilesAndSplitsCoverTheProblem) {
                 EXPECT_EQ(f.splits, std::min(s, std::max(1, std::min(dp::kMaxSplits, f.num_kb / 2))));
                 EXPECT_LE(sp::cost(p, dev), sp::cost(f, dev) + 1e-9) << "not the cheapest";
               }
+            // tf32 with the weight in registers: no tile past 192 tokens, forced or not.
+            const int cap = dp::max_tokens(Precision::TF32, false);
+            EXPECT_EQ(cap, 192);
+            EXPECT_EQ(dp::max_tokens(Precision::TF32, true), 256);
+            EXPECT_EQ(dp::max_tokens(Precision::BF16, false), 256);
+            EXPECT_LE(sp::plan(tokens, weights, k, dev, true, xk, 0, 0, 1, cap).tok, cap);
+            EXPECT_LE(sp::plan(tokens, weights, k, dev, true, xk, 6, 0, 1, cap).tok, cap)
+                << "a forced 128 x 256 tile falls back to the model's";
           }
   // auto: one 16-bit entry whose 128 x 256 tiles do not fill the SMs.
   EXPECT_TRUE(sp::auto_takes(1024, 1024, 1024, 1, kH100));

@@ -126,12 +126,21 @@ TEST(WgmmaPlan, SplitKSlicesCoverTheDepthInOneWave) {
           EXPECT_LE(sl.full * tiles, dev.sms) << "more than one wave";
         }
       }
-  // One 128 x 128 tile over k = 131072 (H100): tf32 (slices on wgmma/03) 128 slices of 1024,
-  // bf16 (on the strips kernel) 4096 / 128 = 32 of 4096; 32 tiles of 1024 x 1024: 4 slices of
-  // 32768 (the wave and 4096 / 1024 agree); 512 x 512 in bf16: 8.
-  const wgmma_plan::Slices one = wgmma_plan::plan_slices(128, 128, 131072, Precision::TF32, kH100);
+  // One 128 x 128 tile over k = 131072 (H100): tf32 with op(A) = A^T (slices on wgmma/03) 128
+  // slices of 1024, tf32 op(A) = A and bf16 (on the strips kernel) 4096 / 128 = 32 of 4096 and
+  // 2048 elements; 32 tiles of 1024 x 1024: 4 slices of 32768 (the wave and 4096 / 1024 agree);
+  // 512 x 512 in bf16: 8.
+  EXPECT_FALSE(wgmma_plan::slices_on_strips(128, 128, Precision::TF32, false));
+  EXPECT_TRUE(wgmma_plan::slices_on_strips(128, 128, Precision::TF32, true));
+  EXPECT_FALSE(wgmma_plan::slices_on_strips(512, 512, Precision::TF32, true)) << "wgmma/03's";
+  EXPECT_TRUE(wgmma_plan::slices_on_strips(1024, 1024, Precision::FP16, false));
+  const wgmma_plan::Slices one =
+      wgmma_plan::plan_slices(128, 128, 131072, Precision::TF32, kH100, 0, false);
   EXPECT_EQ(one.full, 128);
   EXPECT_EQ(one.ks, 1024);
+  const wgmma_plan::Slices one32 = wgmma_plan::plan_slices(128, 128, 131072, Precision::TF32, kH100);
+  EXPECT_EQ(one32.full, 32);
+  EXPECT_EQ(one32.ks, 4096);
   const wgmma_plan::Slices one16 = wgmma_plan::plan_slices(128, 128, 131072, Precision::BF16, kH100);
   EXPECT_EQ(one16.full, 32);
   EXPECT_EQ(one16.ks, 4096);

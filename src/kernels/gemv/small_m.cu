@@ -349,10 +349,12 @@ cudaError_t launch(const GemmProblem& problem) {
 // stream-k over 128-row tiles was as fast or faster (bf16 8x8192x8192: 16.2 vs 7.2).
 // 16-bit: only m <= 2 with the weight layout, and below wgmma/03 (200), which measured faster
 // there with its one-row stream-k (docs/history.md); above it where wgmma/03 falls back to 60
-// (shallow k) and on GPUs without wgmma.
+// (shallow k) and on GPUs without wgmma. tf32 below wgmma/decode (260), which took it over on
+// Hopper (tf32 1 x 4096 x 4096 NN 27.8 us against this kernel's 37.1, 16 x 4096 x 14336 NT 84.9
+// against 221.6; H100, 2026-11-24, docs/results/h100-tune-decode-tf32.txt).
 int auto_priority(const GemmProblem& p) {
-  const bool wide = p.precision == Precision::FP32 || p.precision == Precision::TF32;
-  if (wide) return p.m <= gemv_plan::kMaxM || runs_swapped(p) ? 300 : 0;
+  if (p.precision == Precision::FP32) return p.m <= gemv_plan::kMaxM || runs_swapped(p) ? 300 : 0;
+  if (p.precision == Precision::TF32) return p.m <= gemv_plan::kMaxM || runs_swapped(p) ? 250 : 0;
   return p.m <= 2 && p.op_b == Op::T ? 150 : 0;
 }
 

@@ -113,7 +113,7 @@ cudaError_t launch_typed(const GemmProblem& p, const PreparedOperands& ops) {
 
 LaunchConfig config(const GemmProblem& p) {
   LaunchConfig c;
-  const KernelLayout kl = kernel_layout(p, false);
+  const KernelLayout kl = kernel_layout(p, Tf32Mn::None);
   dispatch(p.precision, kl.a_k_major, kl.b_k_major, [&](auto tag, auto ak, auto bk) {
     using T = typename decltype(tag)::type;
     constexpr bool AK = decltype(ak)::value, BK = decltype(bk)::value;
@@ -127,7 +127,7 @@ LaunchConfig config(const GemmProblem& p) {
 }
 
 cudaError_t launch(const GemmProblem& p) {
-  return with_prepared_operands(p, /*tf32_register_a=*/false, [&](const PreparedOperands& ops) {
+  return with_prepared_operands(p, Tf32Mn::None, [&](const PreparedOperands& ops) {
     return dispatch(p.precision, ops.a.k_major, ops.b.k_major, [&](auto tag, auto ak, auto bk) {
       using T = typename decltype(tag)::type;
       return launch_typed<T, decltype(ak)::value, decltype(bk)::value>(p, ops);

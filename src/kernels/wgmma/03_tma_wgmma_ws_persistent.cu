@@ -72,17 +72,6 @@ constexpr int smem_bytes() {
 template <typename T>
 constexpr bool kHasStreamK = sizeof(T) == 2;
 
-// The mbarrier ring as each role walks it: slot s, phase parity, advanced together.
-struct Ring {
-  uint64_t* full;   // producer -> consumers: stage s holds its bytes
-  uint64_t* empty;  // consumers -> producer: stage s may be overwritten
-  int s = 0;
-  uint32_t phase = 0;
-  __device__ __forceinline__ void advance() {
-    if (++s == kStages) s = 0, phase ^= 1;
-  }
-};
-
 // Calls seg(tile, kb_begin, kb_end) for this CTA's work in order: one tile at a time (the first
 // is blockIdx.x, each next one next(tile): tile + gridDim.x, or the tile counter's next), or its
 // stream-k run cut at tile boundaries. One call site: the consumers' whole body (main loop and
@@ -161,7 +150,7 @@ struct BatchTile {
 template <class TileT>
 __device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                         const CUtensorMap* map_a_edge, const CUtensorMap* map_b_edge,
-                                        uint8_t* smem, Ring& ring, BatchTile bt, const Batch& batch,
+                                        uint8_t* smem, Ring<kStages>& ring, BatchTile bt, const Batch& batch,
                                         int rows, int cols, int kb0, int kb1) {
   const TileCoord tc = bt.tc;
   const int za = bt.entry * batch.a_step, zb = bt.entry * batch.b_step;
@@ -181,80 +170,6 @@ __device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensor
     else TileT::load_a(map_a, stage, full, tc.row0, k0, za);
     if (edge_b) TileT::load_b_edge(map_b, map_b_edge, stage, full, tc.col0, k0, zb);
     else TileT::load_b(map_b, stage, full, tc.col0, k0, zb);
-  }
-}
-
-// Consumer main loop, A and B from shared memory: keep each k-block's wgmmas in flight until the
-// next block's are issued; the previous block's have retired then, so its stage goes back.
-template <class TileT, bool kNarrow>
-__device__ __forceinline__ void consume_ss(float (&d)[kBN / 2], Ring& ring, uint32_t smem_base,
-                                           int cw, bool signals, int kb0, int kb1, int* prev) {
-  for (int kb = kb0; kb < kb1; ++kb, ring.advance()) {
-    mbar_wait(&ring.full[ring.s], ring.phase);
-    wgmma_fence();
-    TileT::template mma<kNarrow>(d, smem_base + ring.s * TileT::kBytes, cw, kb > kb0);
-    wgmma_commit();
-    wgmma_wait<1>();
-    if (kb > kb0 && signals) mbar_arrive(&ring.empty[*prev]);
-    *prev = ring.s;
-  }
-}
-
-// Consumer main loop with A from registers (tf32, MN-major A). The A registers of block kb are
-// read by its wgmmas until they retire, i.e. until the wait<1> of block kb + 1: two register sets
-// alternate (the loop is unrolled by two so that they are indexed at compile time), and
-// fence_operand keeps each set live and unmodified until its wgmmas are known to be done. Block
-// kb + 1's fragment is loaded while block kb's wgmmas run.
-template <class TileT, bool kNarrow>
-__device__ __forceinline__ void consume_rs_step(float (&d)[kBN / 2],
-                                                uint32_t (&cur)[TileT::kKSteps * 4],
-                                                uint32_t (&other)[TileT::kKSteps * 4], Ring& ring,
-                                                uint32_t smem_base, int cw, bool signals, int kb,
-                                                int kb0, int kb1, int* prev) {
-  wgmma_fence();
-  TileT::template mma_rs<kNarrow>(d, cur, smem_base + ring.s * TileT::kBytes, kb > kb0);
-  wgmma_commit();
-  wgmma_wait<1>();
-  fence_operand(other);
-  if (kb > kb0 && signals) mbar_arrive(&ring.empty[*prev]);
-  *prev = ring.s;
-  ring.advance();
-  if (kb + 1 < kb1) {  // the slot and phase the next step will use
-    mbar_wait(&ring.full[ring.s], ring.phase);
-    TileT::load_a_fragment(other, smem_base + ring.s * TileT::kBytes, cw);
-  }
-}
-template <class TileT, bool kNarrow>
-__device__ __forceinline__ void consume_rs(float (&d)[kBN / 2], Ring& ring, uint32_t smem_base,
-                                           int cw, bool signals, int kb0, int kb1, int* prev) {
-  uint32_t a0[TileT::kKSteps * 4], a1[TileT::kKSteps * 4];
-  mbar_wait(&ring.full[ring.s], ring.phase);
-  TileT::load_a_fragment(a0, smem_base + ring.s * TileT::kBytes, cw);
-  for (int kb = kb0; kb < kb1; kb += 2) {
-    consume_rs_step<TileT, kNarrow>(d, a0, a1, ring, smem_base, cw, signals, kb, kb0, kb1, prev);
-    if (kb + 1 < kb1)
-      consume_rs_step<TileT, kNarrow>(d, a1, a0, ring, smem_base, cw, signals, kb + 1, kb0, kb1,
-                                      prev);
-  }
-  wgmma_wait<0>();
-  fence_operand(a0);
-  fence_operand(a1);
-}
-
-template <class TileT, bool kNarrow>
-__device__ __forceinline__ void consume(float (&d)[kBN / 2], Ring& ring, uint32_t smem_base,
-                                        int cw, bool signals, int kb0, int kb1, int* prev) {
-  if constexpr (TileT::kTf32 && !TileT::kAK)
-    consume_rs<TileT, kNarrow>(d, ring, smem_base, cw, signals, kb0, kb1, prev);
-  else
-    consume_ss<TileT, kNarrow>(d, ring, smem_base, cw, signals, kb0, kb1, prev);
-}
-
-// A warpgroup whose 64 rows are all past the end only keeps the ring moving.
-[[maybe_unused]] __device__ __forceinline__ void skip(Ring& ring, bool signals, int kb0, int kb1) {
-  for (int kb = kb0; kb < kb1; ++kb, ring.advance()) {
-    mbar_wait(&ring.full[ring.s], ring.phase);
-    if (signals) mbar_arrive(&ring.empty[ring.s]);
   }
 }
 
@@ -334,7 +249,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   float* epilogue_buf = reinterpret_cast<float*>(smem + kStages * TileT::kBytes);
   uint32_t* bias_words =
       reinterpret_cast<uint32_t*>(smem + kStages * TileT::kBytes + 2 * kStagedEpilogueBytes);
-  Ring ring{reinterpret_cast<uint64_t*>(smem + kStages * TileT::kBytes + 2 * kStagedEpilogueBytes +
+  Ring<kStages> ring{reinterpret_cast<uint64_t*>(smem + kStages * TileT::kBytes + 2 * kStagedEpilogueBytes +
                                         2 * kTileBiasBytes),
             nullptr};
   ring.empty = ring.full + kStages;
@@ -448,7 +363,7 @@ cudaError_t by_epilogue(const GemmProblem& p, F&& f) {
 
 LaunchConfig config(const GemmProblem& p) {
   LaunchConfig c;
-  const KernelLayout kl = kernel_layout(p, true);
+  const KernelLayout kl = kernel_layout(p, Tf32Mn::RegisterA);
   dispatch<true>(p.precision, kl.a_k_major, kl.b_k_major, [&](auto tag, auto ak, auto bk) {
     using T = typename decltype(tag)::type;
     constexpr bool kAK = decltype(ak)::value, kBK = decltype(bk)::value;
@@ -530,7 +445,7 @@ cudaError_t launch_typed(const GemmProblem& p, const PreparedOperands& ops) {
 }
 
 cudaError_t launch(const GemmProblem& p) {
-  return with_prepared_operands(p, /*tf32_register_a=*/true, [&](const PreparedOperands& ops) {
+  return with_prepared_operands(p, Tf32Mn::RegisterA, [&](const PreparedOperands& ops) {
     return dispatch<true>(p.precision, ops.a.k_major, ops.b.k_major, [&](auto tag, auto ak, auto bk) {
       using T = typename decltype(tag)::type;
       constexpr bool kAK = decltype(ak)::value, kBK = decltype(bk)::value;

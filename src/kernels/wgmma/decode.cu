@@ -41,8 +41,8 @@ dp::Roles roles_of(const GemmProblem& p) {
 // x_k_major: the tokens' majorness (MN-major tokens take a 64-wide chunk: tok >= 64).
 dp::Plan plan_of(const GemmProblem& p, bool scratch, bool x_k_major) {
   const dp::Roles r = roles_of(p);
-  return dp::plan(r.tokens, r.weights, p.k, current_device_desc(), scratch, forced_plan().splits,
-                  x_k_major);
+  return dp::plan(r.tokens, r.weights, dp::planned_k(p.k, p.precision), current_device_desc(),
+                  scratch, forced_plan().splits, x_k_major);
 }
 
 // One row (column) of C whose operand is a contiguous vector stored MN-major (lda or ldb 1: a
@@ -84,6 +84,11 @@ const char* unsupported(const GemmProblem& p) {
   const dp::Mode mode = dp::mode_of(q.m, q.n, q.op_a == Op::N);
   if (mode == dp::Mode::None)
     return "needs m <= 256 with op(A) = A (decode), or n <= 64 (skinny)";
+  if (mode == dp::Mode::Skinny && q.precision == Precision::TF32)
+    return "tf32 needs m <= 256 with op(A) = A (the tokens K-major: tf32 wgmma reads B only so)";
+  if (dp::tokens(q.m) > dp::max_tokens(q.precision, q.op_b == Op::T))
+    return "tf32 with op(B) = B takes m <= 128 (the weight goes through registers, and 256 "
+           "tokens would spill: wgmma/small's tiles take it)";
   const int64_t weights = dp::roles_of(mode, q.m, q.n).weights;
   if (weights > INT32_MAX - 256) return "needs the weight's rows < 2^31 - 256";
   return nullptr;
@@ -121,7 +126,8 @@ int variants(const GemmProblem& q, PlanChoice* out, int max) {
   int n = 0;
   int last = 0;
   for (int s = 1; s <= dp::kMaxSplits && n < max; s *= 2) {
-    const int got = dp::plan(r.tokens, r.weights, p.k, current_device_desc(), true, s, xk).splits;
+    const int got = dp::plan(r.tokens, r.weights, dp::planned_k(p.k, p.precision),
+                             current_device_desc(), true, s, xk).splits;
     if (got == last) continue;
     out[n++] = PlanChoice{0, got};
     last = got;
@@ -145,7 +151,7 @@ extern const KernelDesc kWgmmaDecode = {
     .summary = "m <= 256 (or n <= 64), 16-bit: the few rows (columns) of C on wgmma's N side "
                "(m64n8..256k16), a TMA producer warp and a deep ring per 64/128-wide strip of the "
                "weight, depth splits summed in order",
-    .dtypes = kBF16 | kFP16,
+    .dtypes = kBF16 | kFP16 | kTF32,
     .min_cc = 90,
     .auto_priority = 260,
     .unsupported = unsupported,

@@ -92,20 +92,23 @@ cudaError_t run_pack(const Plan& pl, Precision prec, cudaStream_t s) {
 }
 
 // How A and B are laid out for the kernel. tf32 wgmma reads only K-major operands from shared
-// memory, but its A may come from registers (tf32_register_a): then an MN-major A is fine, and a
+// memory, but its A may come from registers (Tf32Mn::RegisterA): then an MN-major A is fine, and a
 // problem whose B is MN-major and A K-major (NN) is computed swapped, C^T = op(B)^T op(A)^T, so
-// that B takes A's place. Only TN (both MN-major) still transposes B.
+// that B takes A's place. Only TN (both MN-major) still transposes B. Under Tf32Mn::OpB the
+// kernel's wgmma A is op(B)^T: it stays as stored, op(A) is made K-major.
 struct Layout {
   bool swap = false;
   bool force_a = false, force_b = false;  // must end up K-major
 };
 
-Layout layout_of(const GemmProblem& p, bool tf32_register_a) {
+Layout layout_of(const GemmProblem& p, Tf32Mn tf32) {
   Layout l;
   if (p.precision != Precision::TF32) return l;
   const bool a_k = p.op_a == Op::N, b_k = p.op_b == Op::T;
-  if (!tf32_register_a) {
+  if (tf32 == Tf32Mn::None) {
     l.force_a = l.force_b = true;
+  } else if (tf32 == Tf32Mn::OpB) {
+    l.force_a = true;
   } else if (!b_k) {
     if (a_k) l.swap = true;
     else l.force_b = true;
@@ -138,19 +141,19 @@ Plan plan_b(const GemmProblem& p, const Layout& l) {
 
 }  // namespace
 
-bool needs_packing(const GemmProblem& p, bool tf32_register_a) {
-  const Layout l = layout_of(p, tf32_register_a);
+bool needs_packing(const GemmProblem& p, Tf32Mn tf32) {
+  const Layout l = layout_of(p, tf32);
   return plan_a(p, l).pack || plan_b(p, l).pack;
 }
 
-KernelLayout kernel_layout(const GemmProblem& p, bool tf32_register_a) {
-  const Layout l = layout_of(p, tf32_register_a);
+KernelLayout kernel_layout(const GemmProblem& p, Tf32Mn tf32) {
+  const Layout l = layout_of(p, tf32);
   const bool a_k = p.op_a == Op::N || l.force_a, b_k = p.op_b == Op::T || l.force_b;
   return l.swap ? KernelLayout{b_k, a_k, true} : KernelLayout{a_k, b_k, false};
 }
 
-cudaError_t prepare_operands(const GemmProblem& p, bool tf32_register_a, PreparedOperands* out) {
-  const Layout l = layout_of(p, tf32_register_a);
+cudaError_t prepare_operands(const GemmProblem& p, Tf32Mn tf32, PreparedOperands* out) {
+  const Layout l = layout_of(p, tf32);
   Plan a = plan_a(p, l), b = plan_b(p, l);
   out->a = a.in_place;
   out->b = b.in_place;

@@ -48,12 +48,18 @@ struct KernelLayout {
 // pitch is a multiple of 16 bytes is used in place; any other operand is packed on p.stream into
 // a workspace with rows padded to 128 bytes (4097 -> 4160 bf16), and so is a batch whose entries
 // are not 16 bytes apart (each entry packed; a broadcast operand once). 16-bit operands keep their
-// majorness (wgmma transposes them for free). tf32: wgmma reads B only K-major; with
-// tf32_register_a (the kernel loads an MN-major A into registers) an NN problem is swapped rather
-// than transposed and only TN transposes B; without it every MN-major tf32 operand is transposed
-// while packing.
-cudaError_t prepare_operands(const GemmProblem& p, bool tf32_register_a, PreparedOperands* out);
-KernelLayout kernel_layout(const GemmProblem& p, bool tf32_register_a);
+// majorness (wgmma transposes them for free). tf32: wgmma reads a shared-memory operand only
+// K-major; a kernel that loads its wgmma A into registers may take that one MN-major (Tf32Mn),
+// and every other MN-major tf32 operand is transposed while packing.
+enum class Tf32Mn {
+  None,       // both operands K-major (wgmma/02)
+  RegisterA,  // the kernel's A from registers: NN runs swapped (B takes A's place), TN transposes
+              // B (wgmma/03)
+  OpB,        // op(B)^T may stay MN-major, op(A) is made K-major: the strips kernel, whose
+              // weight W = op(B)^T is its wgmma A, from registers when MN-major
+};
+cudaError_t prepare_operands(const GemmProblem& p, Tf32Mn tf32, PreparedOperands* out);
+KernelLayout kernel_layout(const GemmProblem& p, Tf32Mn tf32);
 // Frees the workspace after the kernel (stream-ordered, so call it right after the launch).
 cudaError_t release_operands(const GemmProblem& p, PreparedOperands* ops);
 
@@ -73,7 +79,7 @@ bool tma_storable(const GemmProblem& p);
 cudaError_t make_store_map(CUtensorMap* map, const GemmProblem& p);
 
 // True when A or B would have to be packed (for reports).
-bool needs_packing(const GemmProblem& p, bool tf32_register_a);
+bool needs_packing(const GemmProblem& p, Tf32Mn tf32);
 
 template <typename T>
 struct TypeTag {
@@ -105,9 +111,9 @@ cudaError_t dispatch(Precision prec, bool a_k_major, bool b_k_major, F&& f) {
 // prepare_operands, then f(ops) (the launch), then release_operands (stream-ordered, after the
 // launch): the common shape of every TMA kernel's launch. Returns the first error.
 template <typename F>
-cudaError_t with_prepared_operands(const GemmProblem& p, bool tf32_register_a, F&& f) {
+cudaError_t with_prepared_operands(const GemmProblem& p, Tf32Mn tf32, F&& f) {
   PreparedOperands ops;
-  cudaError_t e = prepare_operands(p, tf32_register_a, &ops);
+  cudaError_t e = prepare_operands(p, tf32, &ops);
   if (e == cudaSuccess) e = f(static_cast<const PreparedOperands&>(ops));
   const cudaError_t r = release_operands(p, &ops);
   return e != cudaSuccess ? e : r;

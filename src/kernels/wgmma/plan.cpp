@@ -79,16 +79,20 @@ namespace {
 int64_t tiles_of(int64_t m, int64_t n) { return ((m + kBM - 1) / kBM) * ((n + kBN - 1) / kBN); }
 }  // namespace
 
+bool slices_on_strips(int64_t m, int64_t n, Precision p, bool a_k_major) {
+  return half_precision(p) || (p == Precision::TF32 && a_k_major && m * n < 512 * 512);
+}
+
 Slices plan_slices(int64_t m, int64_t n, int64_t k, Precision p, const DeviceDesc& dev,
-                   int want) {
+                   int want, bool a_k_major) {
   const int kb = k_blocks_of(k, p);
   const int64_t kb_elems = half_precision(p) ? 64 : 32;  // a k-block: 128 bytes
   const int64_t tiles = std::max<int64_t>(tiles_of(m, n), 1);
   const int wave = static_cast<int>(std::max<int64_t>(1, dev.sms / tiles));
-  // 16-bit slices run on the strips kernel, whose smaller tiles fill the SMs with fewer slices:
-  // 4096 / sqrt(m n) of them, within the wave (the measured best per C size: docs/history.md,
-  // wgmma/split_k).
-  const int fit = half_precision(p)
+  // Slices on the strips kernel, whose smaller tiles fill the SMs with fewer slices: 4096 /
+  // sqrt(m n) of them, within the wave (the measured best per C size, 16-bit: docs/history.md,
+  // wgmma/split_k; a tf32 k-block is as many bytes and wgmma clocks as a 16-bit one).
+  const int fit = slices_on_strips(m, n, p, a_k_major)
                       ? static_cast<int>(std::max(2.0, 4096.0 / std::sqrt(static_cast<double>(m) *
                                                                          static_cast<double>(n))))
                       : wave;
@@ -229,13 +233,14 @@ double cost(const dp::Plan& p, const DeviceDesc& dev) {
 }
 
 dp::Plan plan(int64_t tokens, int64_t weights, int64_t k, const DeviceDesc& dev, bool scratch,
-              bool xk, int tile, int splits, int entries) {
+              bool xk, int tile, int splits, int entries, int max_tok) {
   const int num_kb = static_cast<int>((k + dp::kBK - 1) / dp::kBK);
   const int max_splits = scratch ? std::max(1, std::min(dp::kMaxSplits, num_kb / 2)) : 1;
   dp::Plan best{};
   double best_cost = 0;
   for (int i = 0; i < kTiles; ++i) {
-    if ((tile > 0 && i != tile - 1) || (!xk && kTileTok[i] < 64)) continue;
+    if ((tile > 0 && i != tile - 1) || (!xk && kTileTok[i] < 64) || kTileTok[i] > max_tok)
+      continue;
     // Forced: that many splits, as far as the depth allows; else 1, 2, 4, ... of them.
     for (int s = splits > 0 ? std::min(splits, max_splits) : 1; s <= max_splits; s *= 2) {
       if (splits > 0 && s > std::min(splits, max_splits)) break;
@@ -245,7 +250,7 @@ dp::Plan plan(int64_t tokens, int64_t weights, int64_t k, const DeviceDesc& dev,
     }
   }
   if (best.tok == 0)  // a forced tile the tokens' majorness rules out: the model's own
-    return plan(tokens, weights, k, dev, scratch, xk, 0, splits, entries);
+    return plan(tokens, weights, k, dev, scratch, xk, 0, splits, entries, max_tok);
   return best;
 }
 

@@ -41,11 +41,17 @@ PersistentPlan plan_persistent(int64_t rows, int64_t cols, int64_t k, Precision 
 // tiles keep at most half the SMs busy and that are too shallow for stream-k; else 200.
 int auto_priority(const GemmProblem& p, const DeviceDesc& dev);
 
+// wgmma/split_k's slices of an m x n C run on the strips kernel (wgmma/small) for 16-bit inputs,
+// and for tf32 with op(A) = A (its tf32 tokens must be K-major) over a C below 512 x 512; else on
+// wgmma/03 (tf32, H100, 2026-11-24, TFLOP/s on wgmma/03's slices vs the strips kernel's:
+// 256 x 256 x 131072 151 vs 168, 512 x 512 x 8192 / 131072 148 / 338 vs 163 / 305,
+// 1024 x 1024 x 32768 / 131072 373 / 410 vs 311 / 317).
+bool slices_on_strips(int64_t m, int64_t n, Precision p, bool a_k_major);
 // wgmma/split_k: the depth of an m x n x k problem cut into `full` slices of `ks` elements (a
 // whole number of k-blocks) and a last one of `rest` (may be 0). At most as many slices as the SMs
 // hold copies of the problem's 128 x 256 tiles (slices * tiles <= SMs, one wave without
-// stream-k), for 16-bit inputs (slices on the strips kernel) at most 4096 / sqrt(m n), each at
-// least 4 k-blocks deep; count() == 1: no split. want > 0 asks for that many slices
+// stream-k), on the strips kernel (slices_on_strips) at most 4096 / sqrt(m n), each at least 4
+// k-blocks deep; count() == 1: no split. want > 0 asks for that many slices
 // instead (a plan variant gemm-tune measures: fewer slices write fewer partials), still at most
 // one wave and 4 k-blocks deep each.
 struct Slices {
@@ -54,7 +60,7 @@ struct Slices {
   int count() const { return full + (rest > 0 ? 1 : 0); }
 };
 Slices plan_slices(int64_t m, int64_t n, int64_t k, Precision p, const DeviceDesc& dev,
-                   int want = 0);
+                   int want = 0, bool a_k_major = true);
 
 // Where `auto` prefers wgmma/split_k over wgmma/03 (measured, docs/history.md: wgmma/split_k):
 // one entry, k >= 8192, at most half the SMs' worth of tiles.
@@ -85,6 +91,18 @@ struct Roles {
 };
 Roles roles_of(Mode mode, int64_t m, int64_t n);
 constexpr int kBK = 64;         // 16-bit elements of K per stage (128 bytes)
+// The planners count k-blocks of 128 bytes (kBK 16-bit elements, 32 tf32 ones): a tf32 depth k is
+// planned as 2k, whose k-blocks are the same in number, bytes and wgmma time (tf32 runs at half
+// the 16-bit rate).
+inline int64_t planned_k(int64_t k, Precision p) { return p == Precision::TF32 ? 2 * k : k; }
+// The most tokens per tile: 256, but 192 for tf32 with an MN-major weight, which goes through
+// registers (two A fragments beside the accumulators): its 256-token instance spills under the
+// strips kernel's 168-register cap (ptxas: 120 bytes) and ran at 26-50% of cuBLAS (tf32
+// 1024 x 1024 x 32768 NN, H100, 2026-11-24), where 128 x 128 tiles reach 100%.
+constexpr int kMaxTokWeightInRegisters = 192;
+inline int max_tokens(Precision p, bool w_k_major) {
+  return p == Precision::TF32 && !w_k_major ? kMaxTokWeightInRegisters : kMaxM;
+}
 constexpr int kMinKBlocks = 4;  // a split streams at least this many stages
 constexpr int kMaxSplits = 64;  // the split counters count to 255
 
@@ -169,8 +187,9 @@ double cost(const dp::Plan& p, const DeviceDesc& dev);
 // tile (1-based into kTileTok; 0: the model's) and splits (0: the model's) are plan variants.
 // xk false (MN-major tokens): tiles of 64 tokens or more. scratch false: no depth split.
 // entries: a strided batch's (one launch; its CTAs count with the others in the model).
+// max_tok: tiles of at most that many tokens (dp::max_tokens).
 dp::Plan plan(int64_t tokens, int64_t weights, int64_t k, const DeviceDesc& dev, bool scratch,
-              bool xk, int tile = 0, int splits = 0, int entries = 1);
+              bool xk, int tile = 0, int splits = 0, int entries = 1, int max_tok = dp::kMaxM);
 
 // `auto`: 16-bit problems whose 128 x 256 tiles (wgmma/03's), over all batch entries, fill at
 // most half the SMs, or whose 128 x 192 tiles fill one wave; but for K >= 32768 over a C of

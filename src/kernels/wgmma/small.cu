@@ -32,13 +32,20 @@ sp::Roles roles_of(const GemmProblem& p) {
   return sp::roles_of(p.m, p.n, p.op_a == Op::N, p.op_b == Op::T);
 }
 
+// The most tokens per tile: the weight is op(B)^T (op(A) when skinny, 16-bit only).
+int max_tok(const GemmProblem& p) {
+  return dp::max_tokens(p.precision, roles_of(p).skinny ? p.op_a == Op::N : p.op_b == Op::T);
+}
+
 dp::Plan plan_of(const GemmProblem& p, bool scratch, PlanChoice c) {
   const sp::Roles r = roles_of(p);
-  return sp::plan(r.tokens, r.weights, p.k, current_device_desc(), scratch, r.xk, c.tile,
-                  c.splits, static_cast<int>(p.batch));
+  return sp::plan(r.tokens, r.weights, dp::planned_k(p.k, p.precision), current_device_desc(),
+                  scratch, r.xk, c.tile, c.splits, static_cast<int>(p.batch), max_tok(p));
 }
 
 const char* unsupported(const GemmProblem& p) {
+  if (p.precision == Precision::TF32 && p.op_a != Op::N)
+    return "tf32 needs op(A) = A (the tokens K-major: tf32 wgmma reads B only so)";
   if (p.m > INT32_MAX - 256 || p.n > INT32_MAX - 256) return "needs m, n < 2^31 - 256";
   if ((p.m / 64 + 1) * (p.n / 8 + 1) > (int64_t{1} << 30)) return "more than 2^30 tiles";
   if (p.batch > 65535) return "needs batch <= 65535 (one grid row per entry)";
@@ -62,11 +69,11 @@ int variants(const GemmProblem& p, PlanChoice* out, int max) {
   const DeviceDesc dev = current_device_desc();
   int n = 0;
   for (int t = 1; t <= sp::kTiles && n < max; ++t) {
-    if (!r.xk && sp::kTileTok[t - 1] < 64) continue;
+    if ((!r.xk && sp::kTileTok[t - 1] < 64) || sp::kTileTok[t - 1] > max_tok(p)) continue;
     int last = 0;
     for (int s = 1; s <= dp::kMaxSplits && n < max; s *= 2) {
-      const dp::Plan pl =
-          sp::plan(r.tokens, r.weights, p.k, dev, true, r.xk, t, s, static_cast<int>(p.batch));
+      const dp::Plan pl = sp::plan(r.tokens, r.weights, dp::planned_k(p.k, p.precision), dev, true,
+                                   r.xk, t, s, static_cast<int>(p.batch), max_tok(p));
       if (pl.splits == last || pl.blocks() * pl.entries > 2 * pl.ctas_per_sm * dev.sms) break;
       out[n++] = PlanChoice{t, pl.splits};
       last = pl.splits;
@@ -77,8 +84,7 @@ int variants(const GemmProblem& p, PlanChoice* out, int max) {
 
 // Ahead of wgmma/split_k (220) and wgmma/03 (200), behind wgmma/decode (260) and gemv/mma (250).
 int auto_priority(const GemmProblem& p) {
-  const bool half = p.precision == Precision::BF16 || p.precision == Precision::FP16;
-  return half && sp::auto_takes(p.m, p.n, p.k, p.batch, current_device_desc()) ? 240 : 0;
+  return sp::auto_takes(p.m, p.n, p.k, p.batch, current_device_desc()) ? 240 : 0;
 }
 
 }  // namespace
@@ -91,7 +97,7 @@ extern const KernelDesc kWgmmaSmall = {
     .summary = "16-bit, C too small for 128 x 256 tiles: the strips kernel over a grid of "
                "64|128 x 8..256 tiles, depth splits summed in order inside the kernel; tile and "
                "splits from a cost model, every pair a gemm-tune variant",
-    .dtypes = kBF16 | kFP16,
+    .dtypes = kBF16 | kFP16 | kTF32,
     .min_cc = 90,
     .auto_priority = 240,
     .unsupported = unsupported,

@@ -5,8 +5,8 @@
 // one sums the others' partials alone (a chain of L2 round trips, docs/history.md); a
 // 128 x 128 x 131072 bf16 problem (one tile) then runs on 4 of 132 SMs, at 10% of cuBLAS.
 // What changed: the depth is cut into S slices (S * tiles ~ the SMs, each slice at least 4
-// k-blocks) run as ONE batched launch (16-bit: wgmma/small's strips kernel, tf32: wgmma/03)
-// whose entries are the slices: A and B move by the
+// k-blocks) run as ONE batched launch (wgmma/small's strips kernel; tf32 with op(A) = A^T:
+// wgmma/03) whose entries are the slices: A and B move by the
 // slice's depth from entry to entry (the entries overlap in memory, which reading allows), D is
 // float scratch, one m x n partial per slice. A second kernel sums the S partials of each element
 // in slice order and applies the whole epilogue (alpha, beta * C, bias, activation, D's dtype):
@@ -88,7 +88,7 @@ using wgmma_plan::Slices;
 // The slices of p; a forced plan's `splits` is the slice count asked for (gemm-tune's variants).
 Slices plan_slices(const GemmProblem& p) {
   return wgmma_plan::plan_slices(p.m, p.n, p.k, p.precision, current_device_desc(),
-                                 forced_plan().splits);
+                                 forced_plan().splits, p.op_a == Op::N);
 }
 
 // The batched problem of the full slices (entry s: depth [s * ks, (s + 1) * ks)), or the last,
@@ -114,13 +114,13 @@ GemmProblem slice_problem(const GemmProblem& p, const Slices& sl, float* parts, 
 }
 
 const KernelDesc& inner() { return kWgmmaWarpSpecializedPersistent; }
-// The kernel of the slices: for 16-bit inputs wgmma/small's strips kernel, its tile picked by its
-// cost model for the batch of slices (a C of 128 x 128 no longer pads wgmma/03's 128 x 256 tile
-// to twice its size; measured: docs/history.md, wgmma/split_k); tf32, which the strips kernel
-// does not take, on wgmma/03.
+// The kernel of the slices (wgmma_plan::slices_on_strips): wgmma/small's strips kernel, its tile
+// picked by its cost model for the batch of slices (a C of 128 x 128 no longer pads wgmma/03's
+// 128 x 256 tile to twice its size; measured: docs/history.md, wgmma/split_k), but for tf32 with
+// op(A) = A^T, which it does not take, and tf32 over a C of 512 x 512 or more: wgmma/03.
 const KernelDesc& slice_kernel(const GemmProblem& p) {
-  const bool half = p.precision == Precision::BF16 || p.precision == Precision::FP16;
-  return half ? kWgmmaSmall : inner();
+  return wgmma_plan::slices_on_strips(p.m, p.n, p.precision, p.op_a == Op::N) ? kWgmmaSmall
+                                                                               : inner();
 }
 
 const char* unsupported(const GemmProblem& p) {
@@ -181,9 +181,10 @@ LaunchConfig config(const GemmProblem& p) {
 int variants(const GemmProblem& p, PlanChoice* out, int max) {
   const DeviceDesc dev = current_device_desc();
   int n = 0, last = 0;
-  for (int want = wgmma_plan::plan_slices(p.m, p.n, p.k, p.precision, dev, dev.sms).count();
+  const bool ak = p.op_a == Op::N;
+  for (int want = wgmma_plan::plan_slices(p.m, p.n, p.k, p.precision, dev, dev.sms, ak).count();
        want >= 2 && n < max; want /= 2) {
-    const int c = wgmma_plan::plan_slices(p.m, p.n, p.k, p.precision, dev, want).count();
+    const int c = wgmma_plan::plan_slices(p.m, p.n, p.k, p.precision, dev, want, ak).count();
     if (c == last || c < 2) continue;
     out[n++] = PlanChoice{0, c};
     last = c;

@@ -1,7 +1,7 @@
 // One pipeline stage of the wgmma kernels in shared memory: its layout, TMA loads and wgmma issue.
 #pragma once
 
-#include "kernels/wgmma/ptx.cuh"
+#include "kernels/wgmma/wgmma_ops.cuh"
 
 namespace gemmlab {
 namespace sm90 {
@@ -24,6 +24,7 @@ namespace sm90 {
 template <typename T, int kBM, int kBN, bool kAKMajor, bool kBKMajor>
 struct StageTile {
   static constexpr bool kAK = kAKMajor;  // A is K-major
+  static constexpr int kCols = kBN;      // B's rows: the accumulator tile is 64 x kCols per warpgroup
   static constexpr bool kTf32 = sizeof(T) == 4;
   static constexpr bool kHalf = std::is_same<T, __half>::value;
   static_assert(!kTf32 || kBKMajor, "tf32 wgmma reads B K-major only (A may come from registers)");
@@ -101,12 +102,10 @@ struct StageTile {
       const uint64_t da = make_smem_desc(a_addr + kk * a_step, kAKMajor ? 16 : kChunkBytes, 1024);
       const uint64_t db = make_smem_desc(b_addr + kk * b_step, kBKMajor ? 16 : kChunkBytes, 1024);
       const int scale_d = (accumulate || kk > 0) ? 1 : 0;
-      if constexpr (kNarrow) {
-        if constexpr (kTf32) wgmma_m64n8k8_tf32(d, da, db, scale_d);
-        else wgmma_m64n8k16<kHalf, !kAKMajor, !kBKMajor>(d, da, db, scale_d);
-      } else if constexpr (kTf32) {
-        if constexpr (kBN == 256) wgmma_m64n256k8_tf32(d, da, db, scale_d);
-        else wgmma_m64n128k8_tf32(d, da, db, scale_d);
+      if constexpr (kTf32) {
+        wgmma_tf32<kNarrow ? 8 : kBN>(d, da, db, scale_d);
+      } else if constexpr (kNarrow) {
+        wgmma_m64n8k16<kHalf, !kAKMajor, !kBKMajor>(d, da, db, scale_d);
       } else {
         if constexpr (kBN == 256) wgmma_m64n256k16<kHalf, !kAKMajor, !kBKMajor>(d, da, db, scale_d);
         else if constexpr (kBN == 128) wgmma_m64n128k16<kHalf, !kAKMajor, !kBKMajor>(d, da, db, scale_d);
@@ -148,18 +147,14 @@ struct StageTile {
   template <bool kNarrow = false>
   __device__ static void mma_rs(float (&d)[kBN / 2], const uint32_t (&a)[kKSteps * 4],
                                 uint32_t stage_addr, bool accumulate) {
-    static_assert(kTf32 && !kAKMajor && kBN == 256, "register-A wgmma: tf32, N = 256");
+    static_assert(kTf32 && !kAKMajor && kBKMajor, "register-A wgmma: tf32, B K-major");
     const uint32_t b_addr = stage_addr + kABytes;
 #pragma unroll
     for (int kk = 0; kk < kKSteps; ++kk) {
       const uint64_t db = make_smem_desc(b_addr + kk * 32, 16, 1024);
       const int scale_d = (accumulate || kk > 0) ? 1 : 0;
-      if constexpr (kNarrow)
-        wgmma_m64n8k8_tf32_rs(d, a[kk * 4 + 0], a[kk * 4 + 1], a[kk * 4 + 2], a[kk * 4 + 3], db,
-                              scale_d);
-      else
-        wgmma_m64n256k8_tf32_rs(d, a[kk * 4 + 0], a[kk * 4 + 1], a[kk * 4 + 2], a[kk * 4 + 3], db,
-                                scale_d);
+      wgmma_tf32_rs<kNarrow ? 8 : kBN>(d, a[kk * 4 + 0], a[kk * 4 + 1], a[kk * 4 + 2],
+                                       a[kk * 4 + 3], db, scale_d);
     }
   }
 };

@@ -2,15 +2,19 @@
 // the weight W (64 rows per consumer warpgroup, wgmma's M side) against tok tokens X (wgmma's N
 // side, m64nNk16, N = 8 .. 256), over a range of K.
 //
-// A producer warp keeps a deep ring of TMA stages full (W: 64 or 128 rows x 64 of K, K- or
-// MN-major; X: the tile's tokens x 64 of K), one or two consumer warpgroups issue the wgmmas and
-// release each stage once the wgmma that read it has retired. The splits of a tile publish their
+// A producer warp keeps a deep ring of TMA stages full (W: 64 or 128 rows x 128 bytes of K, K- or
+// MN-major; X: the tile's tokens x 128 bytes of K), one or two consumer warpgroups issue the
+// wgmmas and release each stage once the wgmma that read it has retired (mainloop.cuh). tf32 runs
+// with the tokens as C's rows (K-major: tf32 wgmma reads B only so); an MN-major W is loaded into
+// registers (wgmma's A from registers, as in wgmma/03) instead of transposed. The splits of a tile publish their
 // partials and the last to arrive sums them in split order (split_k.cuh): deterministic, beta * C
 // read once. The epilogue goes through the shared Epilogue (bias, activation, D's dtype): tiles of
 // 64 tokens or more staged in shared memory and written as 16-byte rows of C (wgmma/03's staged
 // drain, transposed where the tokens are C's rows), narrower ones element by element.
 // The kernels that run it say what they attack and what they measured: decode.cu, small.cu.
 #include "kernels/wgmma/strips.h"
+
+#include <type_traits>
 
 #include "kernels/common/launch.cuh"
 #include "kernels/common/split_k.cuh"
@@ -71,7 +75,7 @@ __global__ void __launch_bounds__(dp::threads(kTok, kG), 1)
   const int tile = blockIdx.x / a.splits, split = blockIdx.x % a.splits;
   const int strip = tile / a.ttiles;
   const int entry = blockIdx.y, wz = entry * a.w_step, xz = entry * a.x_step;
-  const int num_kb = ceil_div(a.k, dp::kBK);
+  const int num_kb = ceil_div(a.k, TileT::kBK);
   const int kb0 = split * a.kb_per_split, kb1 = min(num_kb, kb0 + a.kb_per_split);
   const int n0 = strip * S::kStrip, t0 = (tile - strip * a.ttiles) * kTok;
   const int warp = threadIdx.x / 32;
@@ -94,8 +98,8 @@ __global__ void __launch_bounds__(dp::threads(kTok, kG), 1)
         mbar_wait(&empty[s], phase ^ 1);  // the first pass waits on the phase before the first
         uint8_t* stage = smem + s * TileT::kBytes;
         mbar_arrive_expect_tx(&full[s], TileT::kBytes);  // OOB zero-fill counts full boxes
-        TileT::load_a(&map_w, stage, &full[s], n0, kb * dp::kBK, wz);
-        TileT::load_b(&map_x, stage, &full[s], t0, kb * dp::kBK, xz);
+        TileT::load_a(&map_w, stage, &full[s], n0, kb * TileT::kBK, wz);
+        TileT::load_b(&map_x, stage, &full[s], t0, kb * TileT::kBK, xz);
         if (++s == S::kStages) s = 0, phase ^= 1;
       }
     }
@@ -107,6 +111,11 @@ __global__ void __launch_bounds__(dp::threads(kTok, kG), 1)
   const bool signals = threadIdx.x % 128 == 0;
   const uint32_t smem_base = smem_addr(smem);
   float d[kTok / 2];
+  // The weight rows (within the warpgroup's 64) this thread's accumulators hold: wgmma's fragment
+  // rows, or the register-A order of an MN-major tf32 W (loaded into registers: stage_tile.cuh).
+  constexpr bool kRegisterA = TileT::kTf32 && !kWK;
+  const int row_lo = kRegisterA ? TileT::register_a_row(0) : fragment_row(0);
+  const int row_hi = kRegisterA ? TileT::register_a_row(1) : fragment_row(1);
   // The epilogue's bias where the weight's rows are C's columns (the same for every token),
   // loaded now: loaded after the main loop, its latency (the GPU streaming the weight from HBM)
   // was paid by every CTA at its end. Staged tiles: the drain's 8 columns; narrow ones: the
@@ -116,22 +125,13 @@ __global__ void __launch_bounds__(dp::threads(kTok, kG), 1)
     if constexpr (kTok % 64 == 0) {
       if (!ep.plain) ep.bias8(n0 + 64 * cw + 8 * (threadIdx.x % 8), bias_pre);
     } else {
-      bias_pre[0] = ep.bias1(n0 + 64 * cw + fragment_row(0));
-      bias_pre[1] = ep.bias1(n0 + 64 * cw + fragment_row(1));
+      bias_pre[0] = ep.bias1(n0 + 64 * cw + row_lo);
+      bias_pre[1] = ep.bias1(n0 + 64 * cw + row_hi);
     }
   }
-  int s = 0, prev = 0;
-  uint32_t phase = 0;
-  for (int kb = kb0; kb < kb1; ++kb) {
-    mbar_wait(&full[s], phase);
-    wgmma_fence();
-    TileT::mma(d, smem_base + s * TileT::kBytes, cw, kb > kb0);
-    wgmma_commit();
-    wgmma_wait<1>();  // the previous block's wgmmas have retired: its stage goes back
-    if (kb > kb0 && signals) mbar_arrive(&empty[prev]);
-    prev = s;
-    if (++s == S::kStages) s = 0, phase ^= 1;
-  }
+  Ring<S::kStages> ring{full, empty};
+  int prev = 0;  // (the last stage is not handed back: the CTA ends with this tile)
+  consume<TileT, false>(d, ring, smem_base, cw, signals, kb0, kb1, &prev);
   wgmma_wait<0>();
   fence_operand(d);
 
@@ -156,16 +156,15 @@ __global__ void __launch_bounds__(dp::threads(kTok, kG), 1)
     float* buf = reinterpret_cast<float*>(smem) + cw * (kStagedEpilogueBytes / 4);
     const int r0 = n0 + 64 * cw;
     if (out.plain)
-      store_fragment_staged<kTok, !kSkinny, 8, kStorePlain>(out, d, buf, 2 + cw, fragment_row(0),
-                                                            fragment_row(1), r0, t0);
+      store_fragment_staged<kTok, !kSkinny, 8, kStorePlain>(out, d, buf, 2 + cw, row_lo, row_hi,
+                                                            r0, t0);
     else
-      store_fragment_staged<kTok, !kSkinny, 8, kStoreInline>(out, d, buf, 2 + cw, fragment_row(0),
-                                                             fragment_row(1), r0, t0,
-                                                             kSkinny ? nullptr : bias_pre);
+      store_fragment_staged<kTok, !kSkinny, 8, kStoreInline>(out, d, buf, 2 + cw, row_lo, row_hi,
+                                                             r0, t0, kSkinny ? nullptr : bias_pre);
   } else {
     // d[4j + q]: weight row w (fragment row 16w + g, + 8 for q >= 2), token 8j + 2t + (q & 1);
     // C's (token, w) element, or (w, token) when skinny.
-    const int w_lo = n0 + 64 * cw + fragment_row(0), w_hi = n0 + 64 * cw + fragment_row(1);
+    const int w_lo = n0 + 64 * cw + row_lo, w_hi = n0 + 64 * cw + row_hi;
     const int t = threadIdx.x % 4;
     const int tokens = kSkinny ? ep.n : ep.m;
     // (b: the weight row's bias_pre; a general epilogue where the tokens are C's rows takes it)
@@ -198,7 +197,8 @@ struct Instance {
 
 // Calls f(TypeTag<T>, integral_constant<tok>, bool_constant<w_k_major>, bool_constant<x_k_major>,
 // bool_constant<skinny>). Instances: rows as tokens (X K-major) and columns as tokens (X K-major,
-// or MN-major with 64..256 tokens), 8..256 tokens (and wgmma/small's 192), W either way.
+// or MN-major with 64..256 tokens), 8..256 tokens (and wgmma/small's 192), W either way; tf32 rows
+// as tokens only (X K-major), W either way (MN-major: from registers).
 template <typename F>
 cudaError_t dispatch_strips(Precision prec, int tok, Instance in, F&& f) {
   using std::false_type;
@@ -215,13 +215,23 @@ cudaError_t dispatch_strips(Precision prec, int tok, Instance in, F&& f) {
   };
   auto by_mode = [&](auto tag, auto tk) -> cudaError_t {
     constexpr int kTok = decltype(tk)::value;
-    if (!in.skinny) {
-      if (in.x_k_major) return by_w(tag, tk, true_type{}, false_type{});
+    // tf32: the tokens (wgmma's B) K-major, the rows of C (tf32 wgmma reads B only K-major)
+    if constexpr (std::is_same<typename decltype(tag)::type, float>::value) {
+      if (in.skinny || !in.x_k_major) return cudaErrorInvalidValue;
+      if constexpr (kTok > dp::kMaxTokWeightInRegisters)  // (dp::max_tokens: no such instance)
+        return in.w_k_major ? by_g(tag, tk, true_type{}, true_type{}, false_type{})
+                            : cudaErrorInvalidValue;
+      else
+        return by_w(tag, tk, true_type{}, false_type{});
+    } else {
+      if (!in.skinny) {
+        if (in.x_k_major) return by_w(tag, tk, true_type{}, false_type{});
+        return cudaErrorInvalidValue;
+      }
+      if (in.x_k_major) return by_w(tag, tk, true_type{}, true_type{});
+      if constexpr (kTok >= 64) return by_w(tag, tk, false_type{}, true_type{});
       return cudaErrorInvalidValue;
     }
-    if (in.x_k_major) return by_w(tag, tk, true_type{}, true_type{});
-    if constexpr (kTok >= 64) return by_w(tag, tk, false_type{}, true_type{});
-    return cudaErrorInvalidValue;
   };
   auto by_tok = [&](auto tag) -> cudaError_t {
     switch (tok) {
@@ -236,6 +246,7 @@ cudaError_t dispatch_strips(Precision prec, int tok, Instance in, F&& f) {
   };
   if (prec == Precision::BF16) return by_tok(TypeTag<__nv_bfloat16>{});
   if (prec == Precision::FP16) return by_tok(TypeTag<__half>{});
+  if (prec == Precision::TF32) return by_tok(TypeTag<float>{});
   return cudaErrorInvalidValue;
 }
 
@@ -260,7 +271,7 @@ LaunchConfig strips_config(const GemmProblem& p, bool skinny, const dp::Plan& pl
 
 cudaError_t launch_strips(const GemmProblem& p, bool skinny, const dp::Plan& planned,
                           const dp::Plan& unsplit) {
-  return with_prepared_operands(p, /*tf32_register_a=*/false, [&](const PreparedOperands& ops) {
+  return with_prepared_operands(p, skinny ? Tf32Mn::None : Tf32Mn::OpB, [&](const PreparedOperands& ops) {
     // ops.a = op(A) (m x k), ops.b = op(B)^T (n x k): the kernel's X and W, or its W and X
     // (skinny). Packing keeps a 16-bit operand's majorness.
     const TmaOperand& w = skinny ? ops.a : ops.b;

@@ -1,0 +1,249 @@
+// Hopper (sm_90a) wgmma instructions, written once: m64nNk16 for bf16 / fp16 with either operand
+// K- or MN-major in shared memory, and m64nNk8 for tf32 (both K-major, or A from registers).
+// Split from ptx.cuh (mbarriers, TMA, fences, descriptors), which this includes; stage_tile.cuh
+// issues them.
+#pragma once
+
+#include "kernels/wgmma/ptx.cuh"
+
+namespace gemmlab {
+namespace sm90 {
+
+// The accumulator operands of the N = 128 (64 registers) and N = 256 (128 registers) wrappers,
+// written once: the register list in the instruction text and the "+f" operand list.
+#define GEMMLAB_WGMMA_REGS64 \
+  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, " \
+  "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, " \
+  "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63"
+#define GEMMLAB_WGMMA_REGS128 \
+  GEMMLAB_WGMMA_REGS64 ", " \
+  "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, " \
+  "%78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, " \
+  "%92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, " \
+  "%106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, " \
+  "%120, %121, %122, %123, %124, %125, %126, %127"
+#define GEMMLAB_WGMMA_ACC8(i)                                                                    \
+  "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]),   \
+      "+f"(d[i + 6]), "+f"(d[i + 7])
+#define GEMMLAB_WGMMA_ACC64                                                                      \
+  GEMMLAB_WGMMA_ACC8(0), GEMMLAB_WGMMA_ACC8(8), GEMMLAB_WGMMA_ACC8(16), GEMMLAB_WGMMA_ACC8(24),   \
+      GEMMLAB_WGMMA_ACC8(32), GEMMLAB_WGMMA_ACC8(40), GEMMLAB_WGMMA_ACC8(48), GEMMLAB_WGMMA_ACC8(56)
+#define GEMMLAB_WGMMA_ACC128                                                                     \
+  GEMMLAB_WGMMA_ACC64, GEMMLAB_WGMMA_ACC8(64), GEMMLAB_WGMMA_ACC8(72), GEMMLAB_WGMMA_ACC8(80),    \
+      GEMMLAB_WGMMA_ACC8(88), GEMMLAB_WGMMA_ACC8(96), GEMMLAB_WGMMA_ACC8(104),                  \
+      GEMMLAB_WGMMA_ACC8(112), GEMMLAB_WGMMA_ACC8(120)
+
+// ---- 16-bit wgmma (m64nNk16; N = 128, 256 here, the others below) ----
+// D(64x128) += A(64x16) * B(16x128), A and B from shared memory (descriptors), 16-bit inputs.
+// kTransA / kTransB: 1 = the operand is MN-major in shared memory.
+template <bool kHalf, int kTransA, int kTransB>
+__device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], uint64_t desc_a, uint64_t desc_b,
+                                                 int scale_d) {
+#ifdef GEMMLAB_SM90A
+  if constexpr (kHalf) {
+    asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
+      GEMMLAB_WGMMA_REGS64 " "
+      "}, %64, %65, p, 1, 1, %67, %68;\n}\n"
+      :
+          GEMMLAB_WGMMA_ACC64
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB));
+  } else {
+    asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
+      GEMMLAB_WGMMA_REGS64 " "
+      "}, %64, %65, p, 1, 1, %67, %68;\n}\n"
+      :
+          GEMMLAB_WGMMA_ACC64
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB));
+  }
+#endif
+}
+
+// D(64x256) += A(64x16) * B(16x256), A and B from shared memory (descriptors), 16-bit inputs.
+// kTransA / kTransB: 1 = the operand is MN-major in shared memory.
+template <bool kHalf, int kTransA, int kTransB>
+__device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_a, uint64_t desc_b,
+                                                 int scale_d) {
+#ifdef GEMMLAB_SM90A
+  if constexpr (kHalf) {
+    asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {"
+      GEMMLAB_WGMMA_REGS128 " "
+      "}, %128, %129, p, 1, 1, %131, %132;\n}\n"
+      :
+          GEMMLAB_WGMMA_ACC128
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB));
+  } else {
+    asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
+      GEMMLAB_WGMMA_REGS128 " "
+      "}, %128, %129, p, 1, 1, %131, %132;\n}\n"
+      :
+          GEMMLAB_WGMMA_ACC128
+      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB));
+  }
+#endif
+}
+
+// Decode widths (N = 16, 32, 64: the tokens of a swapped decode GEMM, wgmma/decode), 16-bit
+// inputs, A and B from shared memory: D(64 x N) += A(64 x 16) * B(16 x N) into d[0 .. N/2).
+// GEMMLAB_WGMMA_SS(N, TYPE, REGS, A, B, P, TA, TB, accumulators...): the instruction with N / 2
+// accumulators named in REGS, then the operand numbers of desc_a, desc_b, scale_d and the two
+// transpose flags.
+#define GEMMLAB_WGMMA_SS(N, TY, REGS, A, B, P, TA, TB, ...)                                      \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #P ", 0;\n"                                 \
+               "wgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TY "." TY " {" REGS "}, %" #A   \
+               ", %" #B ", p, 1, 1, %" #TA ", %" #TB ";\n}\n"                                     \
+               : __VA_ARGS__                                                                   \
+               : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB))
+// The register list and the "+f" operands of N / 2 accumulators, for GEMMLAB_WGMMA_SS.
+#define GEMMLAB_REGS16 \
+  "%0, %1, %2, %3, %4, %5, %6, %7"
+#define GEMMLAB_ACC16 \
+  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+#define GEMMLAB_REGS32 \
+  "%0, %1, %2, %3, %4, %5, %6, %7, " "%8, %9, %10, %11, %12, %13, %14, %15"
+#define GEMMLAB_ACC32 \
+  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), \
+  "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), \
+  "+f"(d[14]), "+f"(d[15])
+#define GEMMLAB_REGS64 \
+  "%0, %1, %2, %3, %4, %5, %6, %7, " "%8, %9, %10, %11, %12, %13, %14, %15, " \
+  "%16, %17, %18, %19, %20, %21, %22, %23, " "%24, %25, %26, %27, %28, %29, %30, %31"
+#define GEMMLAB_ACC64 \
+  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), \
+  "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), \
+  "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), \
+  "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), \
+  "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+#define GEMMLAB_REGS96 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
+#define GEMMLAB_ACC96 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
+template <bool kHalf, int kTransA, int kTransB, int kN>
+__device__ __forceinline__ void wgmma_m64nNk16(float (&d)[kN / 2], uint64_t desc_a, uint64_t desc_b,
+                                               int scale_d) {
+  static_assert(kN == 16 || kN == 32 || kN == 64 || kN == 192,
+                "wgmma_m64nNk16: N = 16, 32, 64 or 192");
+#ifdef GEMMLAB_SM90A
+  if constexpr (kN == 16) {
+    if constexpr (kHalf) GEMMLAB_WGMMA_SS(16, "f16",
+        GEMMLAB_REGS16, 8, 9, 10, 11, 12, GEMMLAB_ACC16);
+    else GEMMLAB_WGMMA_SS(16, "bf16", GEMMLAB_REGS16, 8, 9, 10, 11, 12, GEMMLAB_ACC16);
+  } else if constexpr (kN == 32) {
+    if constexpr (kHalf) GEMMLAB_WGMMA_SS(32, "f16",
+        GEMMLAB_REGS32, 16, 17, 18, 19, 20, GEMMLAB_ACC32);
+    else GEMMLAB_WGMMA_SS(32, "bf16", GEMMLAB_REGS32, 16, 17, 18, 19, 20, GEMMLAB_ACC32);
+  } else if constexpr (kN == 64) {
+    if constexpr (kHalf) GEMMLAB_WGMMA_SS(64, "f16",
+        GEMMLAB_REGS64, 32, 33, 34, 35, 36, GEMMLAB_ACC64);
+    else GEMMLAB_WGMMA_SS(64, "bf16", GEMMLAB_REGS64, 32, 33, 34, 35, 36, GEMMLAB_ACC64);
+  } else if constexpr (kN == 192) {  // wgmma/small's 128 x 192 tile
+    if constexpr (kHalf) GEMMLAB_WGMMA_SS(192, "f16",
+        GEMMLAB_REGS96, 96, 97, 98, 99, 100, GEMMLAB_ACC96);
+    else GEMMLAB_WGMMA_SS(192, "bf16", GEMMLAB_REGS96, 96, 97, 98, 99, 100, GEMMLAB_ACC96);
+  }
+#endif
+}
+// tf32, m64nNk8 for every N the kernels use (8 .. 256): D(64 x N) += A(64 x 8) * B(8 x N) into
+// d[0 .. N/2) of the caller's array (kRegs >= N / 2: the N = 8 of an edge tile updates d[0..3] of
+// a full array). tf32 has no transpose: a shared-memory operand is K-major. wgmma_tf32_rs takes A
+// from registers instead (this thread's wgmma A fragment a0..a3), read in any order the kernel
+// likes (stage_tile.cuh: register_a_row). The macros name the operand numbers of desc_a (or
+// a0..a3), desc_b and scale_d after the N / 2 accumulators.
+#define GEMMLAB_TF32_SS(N, REGS, A, B, P, ...)                                                   \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #P ", 0;\n"                                 \
+               "wgmma.mma_async.sync.aligned.m64n" #N "k8.f32.tf32.tf32 {" REGS "}, %" #A ", %" #B \
+               ", p, 1, 1;\n}\n"                                                                 \
+               : __VA_ARGS__                                                                   \
+               : "l"(desc_a), "l"(desc_b), "r"(scale_d))
+#define GEMMLAB_TF32_RS(N, REGS, A0, A1, A2, A3, B, P, ...)                                      \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" #P ", 0;\n"                                 \
+               "wgmma.mma_async.sync.aligned.m64n" #N "k8.f32.tf32.tf32 {" REGS "}, {%" #A0     \
+               ", %" #A1 ", %" #A2 ", %" #A3 "}, %" #B ", p, 1, 1;\n}\n"                          \
+               : __VA_ARGS__                                                                   \
+               : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(desc_b), "r"(scale_d))
+#define GEMMLAB_REGS8 "%0, %1, %2, %3"
+#define GEMMLAB_ACC8 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+template <int kN, int kRegs>
+__device__ __forceinline__ void wgmma_tf32(float (&d)[kRegs], uint64_t desc_a, uint64_t desc_b,
+                                           int scale_d) {
+  static_assert(kRegs >= kN / 2, "wgmma_tf32: N / 2 accumulators");
+#ifdef GEMMLAB_SM90A
+  if constexpr (kN == 8) GEMMLAB_TF32_SS(8, GEMMLAB_REGS8, 4, 5, 6, GEMMLAB_ACC8);
+  else if constexpr (kN == 16) GEMMLAB_TF32_SS(16, GEMMLAB_REGS16, 8, 9, 10, GEMMLAB_ACC16);
+  else if constexpr (kN == 32) GEMMLAB_TF32_SS(32, GEMMLAB_REGS32, 16, 17, 18, GEMMLAB_ACC32);
+  else if constexpr (kN == 64) GEMMLAB_TF32_SS(64, GEMMLAB_REGS64, 32, 33, 34, GEMMLAB_ACC64);
+  else if constexpr (kN == 128)
+    GEMMLAB_TF32_SS(128, GEMMLAB_WGMMA_REGS64, 64, 65, 66, GEMMLAB_WGMMA_ACC64);
+  else if constexpr (kN == 192) GEMMLAB_TF32_SS(192, GEMMLAB_REGS96, 96, 97, 98, GEMMLAB_ACC96);
+  else if constexpr (kN == 256)
+    GEMMLAB_TF32_SS(256, GEMMLAB_WGMMA_REGS128, 128, 129, 130, GEMMLAB_WGMMA_ACC128);
+  else static_assert(kN == 8, "wgmma_tf32: N = 8, 16, 32, 64, 128, 192 or 256");
+#endif
+}
+template <int kN, int kRegs>
+__device__ __forceinline__ void wgmma_tf32_rs(float (&d)[kRegs], uint32_t a0, uint32_t a1,
+                                              uint32_t a2, uint32_t a3, uint64_t desc_b,
+                                              int scale_d) {
+  static_assert(kRegs >= kN / 2, "wgmma_tf32_rs: N / 2 accumulators");
+#ifdef GEMMLAB_SM90A
+  if constexpr (kN == 8) GEMMLAB_TF32_RS(8, GEMMLAB_REGS8, 4, 5, 6, 7, 8, 9, GEMMLAB_ACC8);
+  else if constexpr (kN == 16)
+    GEMMLAB_TF32_RS(16, GEMMLAB_REGS16, 8, 9, 10, 11, 12, 13, GEMMLAB_ACC16);
+  else if constexpr (kN == 32)
+    GEMMLAB_TF32_RS(32, GEMMLAB_REGS32, 16, 17, 18, 19, 20, 21, GEMMLAB_ACC32);
+  else if constexpr (kN == 64)
+    GEMMLAB_TF32_RS(64, GEMMLAB_REGS64, 32, 33, 34, 35, 36, 37, GEMMLAB_ACC64);
+  else if constexpr (kN == 128)
+    GEMMLAB_TF32_RS(128, GEMMLAB_WGMMA_REGS64, 64, 65, 66, 67, 68, 69, GEMMLAB_WGMMA_ACC64);
+  else if constexpr (kN == 192)
+    GEMMLAB_TF32_RS(192, GEMMLAB_REGS96, 96, 97, 98, 99, 100, 101, GEMMLAB_ACC96);
+  else if constexpr (kN == 256)
+    GEMMLAB_TF32_RS(256, GEMMLAB_WGMMA_REGS128, 128, 129, 130, 131, 132, 133,
+                    GEMMLAB_WGMMA_ACC128);
+  else static_assert(kN == 8, "wgmma_tf32_rs: N = 8, 16, 32, 64, 128, 192 or 256");
+#endif
+}
+#undef GEMMLAB_TF32_SS
+#undef GEMMLAB_TF32_RS
+#undef GEMMLAB_REGS8
+#undef GEMMLAB_ACC8
+#undef GEMMLAB_WGMMA_SS
+#undef GEMMLAB_REGS16
+#undef GEMMLAB_REGS32
+#undef GEMMLAB_REGS64
+#undef GEMMLAB_ACC16
+#undef GEMMLAB_ACC32
+#undef GEMMLAB_ACC64
+#undef GEMMLAB_REGS96
+#undef GEMMLAB_ACC96
+
+// Narrow variants (N = 8) for edge tiles with at most 8 valid columns: they update d[0..3] of the
+// caller's full accumulator array and leave the rest alone.
+template <bool kHalf, int kTransA, int kTransB, int kRegs>
+__device__ __forceinline__ void wgmma_m64n8k16(float (&d)[kRegs], uint64_t desc_a, uint64_t desc_b,
+                                               int scale_d) {
+#ifdef GEMMLAB_SM90A
+  if constexpr (kHalf) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%0, %1, %2, %3}, %4, %5, p, 1, 1, %7, %8;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB));
+  } else {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%0, %1, %2, %3}, %4, %5, p, 1, 1, %7, %8;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB));
+  }
+#endif
+}
+
+}  // namespace sm90
+}  // namespace gemmlab
