@@ -13,6 +13,7 @@
 
 #include "gpu_util.h"
 #include "kernel_check.h"
+#include "runtime/plan_choice.h"
 #include "runtime/device_props.h"
 #include "runtime/reserve_sms.h"
 #include "reference/reference.h"
@@ -145,6 +146,22 @@ TEST(LargeShapes, SgemmEveryPlanVariant) {
                            {Precision::FP32, shapes[2], Op::N, Op::T, 0, true},
                            {Precision::FP32, shapes[2], Op::N, Op::T, 3, false}},
                           kFp32ProductionKernel, 2, "plans");
+}
+
+// simt/sgemm's depth splits from 17 on sum in two levels (split_k.cuh: split_reduce): groups of
+// 8 consecutive splits, then the group sums. Forced split counts with a whole and a partial last
+// group and a group of one (17, 33, 64), one and four tiles, beta != 0 and beta = 0, transposes
+// and misaligned rows, K off the 16-deep k-tile.
+TEST(LargeShapes, SgemmGroupedSplitSums) {
+  GEMMLAB_REQUIRE_GPU();
+  for (int splits : {17, 33, 64}) {
+    SCOPED_TRACE(splits);
+    const ForcePlan force(PlanChoice{1, splits});  // the 128 x 128 tile
+    check_kernel({Precision::FP32, Shape{128, 128, 8192}, Op::N, Op::N, 0, false},
+                 kFp32ProductionKernel);
+    check_kernel({Precision::FP32, Shape{200, 136, 9001}, Op::T, Op::T, 3, true},
+                 kFp32ProductionKernel);
+  }
 }
 
 // The Hopper kernels pad the rows of a 16-bit MN-major operand to 128 bytes when its rows are

@@ -41,6 +41,7 @@ std::vector<Path> paths() {
   return {{"fp32 split-k", spec(P::FP32, 1024, 1024, 1024), true},
           {"fp32 thin strips + split-k", spec(P::FP32, 1025, 1025, 1025), true},
           {"fp32 deep split-k", spec(P::FP32, 256, 256, 65536), true},
+          {"fp32 deep split-k, one tile, grouped sums", spec(P::FP32, 128, 128, 8192), false},
           {"fp32 stream-k tail", spec(P::FP32, 3000, 3000, 3000), false},
           {"fp32 B copied transposed", spec(P::FP32, 2048, 2048, 2048, Op::N, Op::T), false},
           {"fp32 realigned B", spec(P::FP32, 4097, 4097, 4097), false},

@@ -123,4 +123,37 @@ __device__ __forceinline__ void split_sum(const float* parts, int splits, int64_
   }
 }
 
+// Publish acc (a group of kThreads threads' accumulators) as partial `index` of the n at parts
+// (stride floats apart) and count its arrival; true in the group that completes the slot, with
+// acc = the n partials summed in a fixed order. Up to kGroupedSplitsFrom - 1 partials: the last
+// arriver sums them all in split order (counters[0]). From there on in two levels
+// (tile_schedule.h): the last arriver of each group of kSplitSumGroup consecutive splits
+// (counters[1 + g]) sums its group in split order and publishes the sum in the group's first
+// slot; the last group (counters[0]) sums the group sums in group order. Deterministic; one
+// block reads 8 + n / 8 partials instead of n (fp32 128 x 128 x 8192 in 64 splits: 16 instead
+// of 64 partials of 64 KB). counters: split_counters(n) of them; bar/leader/flag as in
+// split_arrive_last_group.
+template <int kThreads, int kN, typename Bar>
+__device__ __forceinline__ bool split_reduce(float* parts, int64_t stride, int index, int n,
+                                             unsigned long long* counters, unsigned long long tag,
+                                             volatile int* flag, bool leader, Bar bar,
+                                             float (&acc)[kN], int tid) {
+  split_publish<kThreads>(parts + index * stride, acc, tid);
+  if (n < kGroupedSplitsFrom) {
+    if (!split_arrive_last_group(counters, tag, n, flag, leader, bar)) return false;
+    split_sum<kThreads>(parts, n, stride, acc, tid);
+    return true;
+  }
+  const int g0 = index / kSplitSumGroup * kSplitSumGroup;
+  const int members = min_int(kSplitSumGroup, n - g0);
+  if (!split_arrive_last_group(counters + 1 + g0 / kSplitSumGroup, tag, members, flag, leader, bar))
+    return false;
+  split_sum<kThreads>(parts + g0 * stride, members, stride, acc, tid);
+  if (members > 1) split_publish<kThreads>(parts + g0 * stride, acc, tid);
+  const int groups = ceil_div(n, kSplitSumGroup);
+  if (!split_arrive_last_group(counters, tag, groups, flag, leader, bar)) return false;
+  split_sum<kThreads>(parts, groups, kSplitSumGroup * stride, acc, tid);
+  return true;
+}
+
 }  // namespace gemmlab

@@ -19,6 +19,16 @@ namespace gemmlab {
 GEMMLAB_HD constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }
 GEMMLAB_HD int min_int(int a, int b) { return a < b ? a : b; }
 
+// Split-k with many splits sums its partials in two levels (split_k.cuh: split_reduce): groups
+// of kSplitSumGroup consecutive splits, each summed by its last arriver, then the group sums by
+// the slot's last group, instead of one block reading every partial alone. The counters of one
+// slot: one, plus one per group from kGroupedSplitsFrom splits on.
+constexpr int kSplitSumGroup = 8;
+constexpr int kGroupedSplitsFrom = 17;
+GEMMLAB_HD constexpr int split_counters(int splits) {
+  return splits >= kGroupedSplitsFrom ? 1 + (splits + kSplitSumGroup - 1) / kSplitSumGroup : 1;
+}
+
 // Tiles of C: m_tiles x n_tiles tiles of bm x bn (the last row / column of tiles may be partial).
 struct TileGrid {
   int m_tiles, n_tiles;

@@ -237,7 +237,8 @@ __global__ void __launch_bounds__(256, kBlocksPerSm<V::kTile>)
   if (V::kLoop == Loop::kSplit && w.splits > 1) {  // split_k.cuh: publish; the last block sums
     const int tile = block / w.splits;
     if (!WT::reduce_partials(s.tile_parts + static_cast<int64_t>(tile) * w.splits * WT::kPartialFloats,
-                             split, w.splits, s.tile_counters + tile, s.tag, acc))
+                             split, w.splits, s.tile_counters + tile * split_counters(w.splits),
+                             s.tag, acc))
       return;
   }
   WT::store_tile(ep, t.row0, t.col0, pos, acc);

@@ -86,10 +86,12 @@ int choose_splits(int m, int n, int k, const TileShape& t, const DeviceDesc& dev
   const double base = makespan(1);
   double best_cost = base;
   for (int s = 2; s <= kMaxSplits && ceil_div(kt, s) >= 4; ++s) {
-    // Past 16 splits (deep k on a handful of tiles) the tile's last block, which sums every
-    // partial alone, is charged: ~half a k-tile's time per partial it reads (a 64 KB partial
-    // of a 128 x 128 tile against one k-tile's 0.5 MFLOP on one SM).
-    const double c = makespan(s) + (s > 16 ? kSumPerPartial * s : 0.0);
+    // Past 16 splits (deep k on a handful of tiles) the partial sums are charged: ~half a
+    // k-tile's time per partial one block reads (a 64 KB partial of a 128 x 128 tile against
+    // one k-tile's 0.5 MFLOP on one SM), 8 for its group and one per group sum (split_k.cuh:
+    // split_reduce).
+    const double sum = kSumPerPartial * (kSplitSumGroup + ceil_div(s, kSplitSumGroup));
+    const double c = makespan(s) + (s > 16 ? sum : 0.0);
     if (c < best_cost) best = s, best_cost = c;
   }
   return best_cost < 0.85 * base ? best : 1;
@@ -151,7 +153,7 @@ ScratchLayout scratch_layout(const TilePlan& plan, const TileShape& t) {
   ScratchLayout s{};
   if (w.splits > 1) {
     s.tile_partials = static_cast<size_t>(w.main_blocks) * tile_floats;
-    s.tile_counters = static_cast<size_t>(w.main_blocks / w.splits);
+    s.tile_counters = static_cast<size_t>(w.main_blocks / w.splits) * split_counters(w.splits);
   }
   s.sk_partials = 2 * static_cast<size_t>(w.sk.tiles) * tile_floats;  // <= 2 runs per tile
   s.sk_counters = static_cast<size_t>(w.sk.tiles);

@@ -63,7 +63,8 @@ bool worth_copying(const GemmProblem& p, int64_t rows, int64_t cols);
 
 // Depth splits for a problem whose tiles alone cannot fill the GPU (1 = no split): up to 16 by
 // the makespan model, and up to kMaxSplits for deep k on a few tiles, where the last block's
-// serial sum of the partials (kSumPerPartial k-tiles each) is charged too.
+// sum of the partials (kSumPerPartial k-tiles each, two levels from 17 splits: split_k.cuh) is
+// charged too.
 constexpr int kMaxSplits = 64;
 constexpr double kSumPerPartial = 0.5;
 int choose_splits(int m, int n, int k, const TileShape& t, const DeviceDesc& dev);

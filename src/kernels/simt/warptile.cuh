@@ -184,23 +184,17 @@ struct WarpTile {
   // Split-k (split_k.cuh): the accumulators as one flat array of 8 * kCols floats per thread.
   static constexpr int kPartialFloats = kBM * kBN;
   using Flat = float[8 * kCols];
-  static __device__ __forceinline__ void publish_partial(float* part, float (&acc)[8][kCols]) {
-    split_publish<kThreads>(part, reinterpret_cast<Flat&>(acc));
-  }
-  static __device__ __forceinline__ void sum_partials(const float* parts, int splits,
-                                                      float (&acc)[8][kCols]) {
-    split_sum<kThreads>(parts, splits, kPartialFloats, reinterpret_cast<Flat&>(acc));
-  }
   // acc is partial `index` of the n at parts (kPartialFloats apart): publish it and count the
-  // arrival; true in the block that arrives last, with acc = the n partials summed in order.
+  // arrival (counter: split_counters(n) of them); true in the block that completes the slot, with
+  // acc = the n partials summed in a fixed order (split_k.cuh: split_reduce).
   static __device__ __forceinline__ bool reduce_partials(float* parts, int index, int n,
                                                          unsigned long long* counter,
                                                          unsigned long long tag,
                                                          float (&acc)[8][kCols]) {
-    publish_partial(parts + static_cast<int64_t>(index) * kPartialFloats, acc);
-    if (!split_arrive_last(counter, tag, n)) return false;
-    sum_partials(parts, n, acc);
-    return true;
+    __shared__ int last;
+    return split_reduce<kThreads>(parts, kPartialFloats, index, n, counter, tag, &last,
+                                  threadIdx.x == 0, [] { __syncthreads(); },
+                                  reinterpret_cast<Flat&>(acc), static_cast<int>(threadIdx.x));
   }
 };
 
