@@ -164,7 +164,8 @@ Plan plan(int64_t m, int64_t n, int64_t k, const DeviceDesc& dev, bool scratch, 
 size_t scratch_bytes(const Plan& p) {
   if (p.splits <= 1) return 0;
   return static_cast<size_t>(p.blocks()) * p.entries * p.strip * p.tok * sizeof(float) +
-         static_cast<size_t>(p.tiles()) * p.entries * sizeof(unsigned long long);
+         static_cast<size_t>(p.tiles()) * p.entries * split_counters(p.splits) *
+             sizeof(unsigned long long);
 }
 
 bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, bool a_k_major) {
@@ -228,7 +229,13 @@ double cost(const dp::Plan& p, const DeviceDesc& dev) {
   const double sm = waves * p.kb_per_split * sharing * std::max(mma, load);
   const double l2 = ctas * p.kb_per_split * dp::stage_bytes(p.tok, p.groups) / kL2BytesPerClk;
   const double partial = 4.0 * p.strip * p.tok / kPartialBytesPerClk;  // one split's floats
-  const double reduce = p.splits > 1 ? kSyncClk + (p.splits + 1) * partial : 0.0;
+  // The tile's last split reads every partial; from kGroupedSplitsFrom splits on the sum runs in
+  // two levels (split_k.cuh: split_reduce): a group's 8, then one per group, two hand-overs.
+  const double reads = p.splits < kGroupedSplitsFrom
+                           ? p.splits + 1.0
+                           : kSplitSumGroup + std::ceil(p.splits / double{kSplitSumGroup}) + 1.0;
+  const double syncs = p.splits < kGroupedSplitsFrom ? kSyncClk : 2 * kSyncClk;
+  const double reduce = p.splits > 1 ? syncs + reads * partial : 0.0;
   return std::max(sm, l2) + waves * kFixedClk + reduce;
 }
 

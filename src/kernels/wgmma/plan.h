@@ -144,8 +144,8 @@ struct Plan {
 Plan plan(int64_t m, int64_t n, int64_t k, const DeviceDesc& dev, bool scratch = true,
           int forced_splits = 0, bool xk = true);
 
-// Scratch: partials (blocks * entries * strip * tok floats), then one counter per tile of every
-// entry; 0 when splits == 1.
+// Scratch: partials (blocks * entries * strip * tok floats), then split_counters(splits) counters
+// per tile of every entry (tile_schedule.h); 0 when splits == 1.
 size_t scratch_bytes(const Plan& p);
 
 // `auto`: the problems wgmma/decode takes (measured, docs/history.md: wgmma/decode and

@@ -139,13 +139,12 @@ __global__ void __launch_bounds__(dp::threads(kTok, kG), 1)
     const int64_t per = static_cast<int64_t>(S::kConsumers) * (kTok / 2);
     const int64_t slot = static_cast<int64_t>(entry) * (gridDim.x / a.splits) + tile;
     float* parts = a.ws.partials + slot * a.splits * per;
-    split_publish<S::kConsumers>(parts + split * per, d);
-    if (!split_arrive_last_group(a.ws.counters + slot, a.ws.tag, a.splits, &last_flag,
-                                 threadIdx.x == 0, [] {
-                                   asm volatile("bar.sync 1, %0;\n" ::"n"(S::kConsumers) : "memory");
-                                 }))
+    if (!split_reduce<S::kConsumers>(
+            parts, per, split, a.splits, a.ws.counters + slot * split_counters(a.splits), a.ws.tag,
+            &last_flag, threadIdx.x == 0,
+            [] { asm volatile("bar.sync 1, %0;\n" ::"n"(S::kConsumers) : "memory"); }, d,
+            static_cast<int>(threadIdx.x)))
       return;
-    split_sum<S::kConsumers>(parts, a.splits, per, d);
   }
   const Epilogue out = ep.entry(entry, a.stride_c, a.stride_d);
   if constexpr (kTok % 64 == 0) {
