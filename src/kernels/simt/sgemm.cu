@@ -5,7 +5,9 @@
 // inside a wave; what separates it from cuBLAS is the shape of the work around that loop:
 // - grids that cannot fill the GPU (1024^3: 32 tiles of 128 x 256 for 132 SMs): ordered split-k,
 //   each split publishing its partial tile and the tile's last block summing them in split order
-//   (split_k.cuh): deterministic, no atomics, no pass over C;
+//   (split_k.cuh): deterministic, no atomics, no pass over C; from 17 splits (deep K on a few
+//   tiles) in two levels, groups of 8 splits then the group sums (split_reduce), so no block
+//   reads more than 8 + splits / 8 partials;
 // - a badly filled last wave (3000^3: 288 tiles = 2.2 waves): a stream-k tail, equal runs of
 //   k-tiles per block across tile boundaries, shared tiles summed the same ordered way;
 // - a 1-row / 1-column fringe (4097^3): thin edge strips as GEMV-like blocks (thin_strips.cuh) on
@@ -20,7 +22,9 @@
 // Seed: beyond the seeds (production).
 // Measured (H100 SXM, docs/results/h100-ladder.md and h100-large.md, cuBLAS SGEMM in the same
 // run): 1025^3 30.9 TFLOP/s (101%), 4096^3 50.2 (97%), 4097^3 48.1 (108%), 8192^3 50.2 (97%);
-// decode 32 x 8192 x 8192 NN 31.3 (140%), 32 x 4096 x 14336 NN 29.7 (88%; h100-decode.md).
+// decode 32 x 8192 x 8192 NN 31.3 (140%), 32 x 4096 x 14336 NN 29.7 (88%; h100-decode.md);
+// deep K 128 x 128 x 8192 9.4 (64%; 49% with one block summing 64 partials; h100-suite-deep-k,
+// 2026-11-24 21:33 UTC).
 // History: docs/history.md.
 #include <algorithm>
 #include <type_traits>

@@ -1,4 +1,5 @@
-// wgmma/decode: 16-bit GEMMs with few rows of C (LLM decode, M = 1..256), on Hopper tensor cores.
+// wgmma/decode: 16-bit and tf32 GEMMs with few rows of C (LLM decode, M = 1..256), on Hopper tensor
+// cores.
 //
 // Bottleneck attacked: such a problem streams B (the weights) once and is bound by HBM. wgmma/03
 // puts the rows of C on wgmma's M side in 128-row tiles: at M <= 64 most of each tile is padding,
@@ -21,7 +22,9 @@
 // Measured (H100, cuBLAS in the same run, docs/results/h100-decode.md, 2026-11-24 00:17 UTC): bf16
 // 1 x 4096 x 4096 NN 15.9 us (101%, 2.1 TB/s), 16 x 14336 x 4096 NN 110% (2.7 TB/s), 128 x 4096 x
 // 14336 NN 100%; M <= 16 geometric mean 1.01x (bf16, fp16). Skinny (18:27 UTC, h100-suite-skinny):
-// 8192 x 1..64 x 8192 bf16 1.01x of cuBLAS (was 0.73x on wgmma/split_k and gemv/small_m).
+// 8192 x 1..64 x 8192 bf16 1.01x of cuBLAS (was 0.73x on wgmma/split_k and gemv/small_m). tf32
+// (decode rows only; an MN-major weight through registers, up to 128 rows): decode suite 1.05x
+// with wgmma/small (21:33 UTC; 0.89x on gemv/small_m and wgmma/split_k before).
 #include "kernels/wgmma/plan.h"
 #include "kernels/wgmma/strips.h"
 #include "runtime/aligned_rows.h"

@@ -1,5 +1,6 @@
-// wgmma/small: 16-bit GEMMs whose C is too small for wgmma/03's 128 x 256 tiles to fill the SMs:
-// small squares, deep K over a small C, decode rows from 128 to 256, on Hopper tensor cores.
+// wgmma/small: 16-bit and tf32 GEMMs whose C is too small for wgmma/03's 128 x 256 tiles to fill
+// the SMs: small squares, deep K over a small C, decode rows from 128 to 256, on Hopper tensor
+// cores.
 //
 // Bottleneck attacked: few, large tiles. bf16 1024^3 on wgmma/02 is 64 CTAs of 128 x 128 on 132
 // SMs (14.5 us by ncu; cuBLAS's 128 CTAs of 128 x 64: 8.3 us); 128^3 is one CTA (7.1 us against
@@ -10,13 +11,15 @@
 // (tok = 8, 16, 32, 64: one consumer warpgroup, two CTAs per SM) or 128 x tok (64, 128, 192, 256:
 // 192 fills one wave where 256 leaves SMs idle and 128 needs two, bf16 1536^3), the
 // tokens being C's rows (op(A) = A) or columns, split in depth where the tiles leave SMs idle;
-// the splits of a tile sum their partials in split order inside the kernel (no second launch,
-// deterministic); a strided batch is one launch (an entry per grid row, 3-D tensor maps). The
+// the splits of a tile sum their partials in a fixed order inside the kernel (no second launch,
+// deterministic); a strided batch is one launch (an entry per grid row, 3-D tensor maps). tf32
+// takes the tokens as C's rows (op(A) = A) and an MN-major weight through registers, in tiles of
+// at most 192 tokens (plan.h: max_tokens). The
 // tile and the splits come from a cost model (wgmma/plan.h:
 // wgmma_small_plan); every (tile, splits) pair is a plan variant that gemm-tune measures.
 // Seed: beyond the seeds (issue: small squares and deep K).
-// Measured (H100, bf16, cuBLAS in the same run, 2026-11-24 20:25 UTC, docs/results/h100-suite-*):
-// small suite 0.94x (1536^3 85%); 256 x 4096 x 4096 NN 98%.
+// Measured (H100, cuBLAS in the same run, 2026-11-24 21:33 UTC, docs/results/h100-suite-small):
+// small suite bf16 0.93x (1536^3 84%), tf32 1.10x (0.64x on wgmma/03; 1536^3 122%).
 #include "kernels/wgmma/plan.h"
 #include "kernels/wgmma/strips.h"
 #include "runtime/device_props.h"
