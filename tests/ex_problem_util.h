@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
 
 #include "gemmlab/gemmlab.h"
 #include "gpu_util.h"
@@ -225,5 +226,15 @@ class ExProblem {
   std::vector<char> d_before_;
   std::string error_;
 };
+
+// gtest: builds s, runs `kernel` on it and checks it against fp64 (a failure names the spec).
+inline void expect_correct(const ExSpec& s, const char* kernel = "auto") {
+  SCOPED_TRACE(describe(s) + " on " + kernel);
+  ExProblem d(s);
+  ASSERT_EQ(d.error(), "");
+  EpilogueReference r;
+  ASSERT_EQ(d.reference(&r), "");
+  EXPECT_EQ(d.run_and_check(r, kernel), "");
+}
 
 }  // namespace gemmlab::test

@@ -38,16 +38,6 @@ const DType kDTypes[] = {DType::F32, DType::BF16, DType::F16};
 DType input_dtype(Precision p) { return p == Precision::BF16 ? DType::BF16 : DType::F16; }
 bool is_16bit(Precision p) { return p == Precision::BF16 || p == Precision::FP16; }
 
-// Resets D, runs `kernel` on s and checks it against fp64.
-void expect_correct(const ExSpec& s, const char* kernel = "auto") {
-  SCOPED_TRACE(describe(s));
-  ExProblem d(s);
-  ASSERT_EQ(d.error(), "");
-  EpilogueReference r;
-  ASSERT_EQ(d.reference(&r), "");
-  EXPECT_EQ(d.run_and_check(r, kernel), "");
-}
-
 // ---- AutoEpilogue: the cross product, sampled ----
 
 struct AutoCase {

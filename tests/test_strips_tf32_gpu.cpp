@@ -118,23 +118,13 @@ TEST(StripsTf32, EpilogueBothWeightLayouts) {
       if (i % 3 == 2) s.beta = 0.75f, s.c_type = DType::BF16;
       s.pad_a = s.pad_b = i % 2 ? 3 : 0;
       s.seed = 300 + i++;
-      SCOPED_TRACE(describe(s) + " on " + sh.kernel);
-      ExProblem d(s);
-      ASSERT_EQ(d.error(), "");
-      EpilogueReference r;
-      ASSERT_EQ(d.reference(&r), "");
-      EXPECT_EQ(d.run_and_check(r, sh.kernel), "");
+      expect_correct(s, sh.kernel);
     }
   ExSpec s;  // a batch of 3 entries against one weight (stride 0), misaligned entry gaps
   s.precision = Precision::TF32, s.m = 96, s.n = 200, s.k = 300, s.batch = 3, s.stride_b = 0;
   s.stride_extra = 5, s.bias = true, s.act = Activation::GeluTanh, s.d_type = DType::BF16;
   s.seed = 400;
-  SCOPED_TRACE(describe(s));
-  ExProblem d(s);
-  ASSERT_EQ(d.error(), "");
-  EpilogueReference r;
-  ASSERT_EQ(d.reference(&r), "");
-  EXPECT_EQ(d.run_and_check(r, kSmall), "");
+  expect_correct(s, kSmall);
 }
 
 }  // namespace

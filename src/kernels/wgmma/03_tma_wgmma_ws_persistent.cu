@@ -194,42 +194,6 @@ __device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensor
   return true;
 }
 
-// The three epilogue instances of each kernel: kEpiPlain keeps the fp32 store code alone (fp32
-// D read in place or not at all, no bias or activation), so the extension costs those problems
-// nothing; kEpiGeneral: bias, activation, 16-bit D, C apart from D; kEpiTma: any of those with
-// beta = 0 and a 16-byte-aligned D, through TMA stores (store_fragment_tma), on the kernels whose
-// accumulators are in wgmma's row order (not swapped, no register A).
-enum EpiKind : int { kEpiPlain = 0, kEpiGeneral = 1, kEpiTma = 2 };
-
-// The consumers' epilogue for rows [row0, row0 + 64) of tile column col0 (batch entry z).
-template <class TileT, bool kSwapped, int kEpi>
-__device__ __forceinline__ void store_tile(const Epilogue& ep, const float (&d)[kBN / 2],
-                                           float* buf, int cw, int row0, int col0, int z,
-                                           const CUtensorMap* map_d, uint32_t* bias_smem,
-                                           uint32_t bias_word) {
-  constexpr bool kRegisterA = TileT::kTf32 && !TileT::kAK;
-  constexpr bool kGeneral = kEpi == kEpiGeneral;
-  // The rows (within the warpgroup's 64) this thread's accumulators hold.
-  const int row_lo = kRegisterA ? TileT::register_a_row(0) : fragment_row(0);
-  const int row_hi = kRegisterA ? TileT::register_a_row(1) : fragment_row(1);
-  if constexpr (kEpi == kEpiTma) {
-    static_assert(!kSwapped && !kRegisterA, "TMA stores take wgmma's row order");
-    // (a 16-bit D only: tma_storable)
-    store_fragment_tma<kBN, 2>(ep, d, reinterpret_cast<uint8_t*>(buf), 1 + cw, map_d, row_lo,
-                               row_hi, row0, col0, z, bias_smem, bias_word);
-  } else if constexpr (kSwapped) {
-    static_assert(kRegisterA, "only tf32 NN is swapped, and it has a register A");
-    // At its register limit: the general epilogue is a call per float4 (inlined, it spilled).
-    store_fragment_staged<kBN, true, 4, kGeneral ? kStoreCall : kStorePlain>(
-        ep, d, buf, 1 + cw, row_lo, row_hi, row0, col0);
-  } else if constexpr (!kRegisterA) {
-    store_fragment_staged<kBN, false, 8, kGeneral ? kStoreInline : kStorePlain>(
-        ep, d, buf, 1 + cw, row_lo, row_hi, row0, col0);
-  } else {  // (tf32 TN/TT, with their two A register sets, would spill in the staged epilogue)
-    store_fragment<kBN, /*kPlainOnly=*/!kGeneral>(ep, d, row0 + row_lo, row0 + row_hi, col0);
-  }
-}
-
 // kSwapped: the kernel computes C^T (see PreparedOperands) and stores its result transposed.
 // kEpi: see EpiKind; map_d is D's store map under kEpiTma (unused otherwise).
 template <typename T, bool kAK, bool kBK, bool kSwapped, int kEpi>

@@ -107,9 +107,7 @@ struct StageTile {
       } else if constexpr (kNarrow) {
         wgmma_m64n8k16<kHalf, !kAKMajor, !kBKMajor>(d, da, db, scale_d);
       } else {
-        if constexpr (kBN == 256) wgmma_m64n256k16<kHalf, !kAKMajor, !kBKMajor>(d, da, db, scale_d);
-        else if constexpr (kBN == 128) wgmma_m64n128k16<kHalf, !kAKMajor, !kBKMajor>(d, da, db, scale_d);
-        else if constexpr (kBN == 8) wgmma_m64n8k16<kHalf, !kAKMajor, !kBKMajor>(d, da, db, scale_d);
+        if constexpr (kBN == 8) wgmma_m64n8k16<kHalf, !kAKMajor, !kBKMajor>(d, da, db, scale_d);
         else wgmma_m64nNk16<kHalf, !kAKMajor, !kBKMajor, kBN>(d, da, db, scale_d);
       }
     }

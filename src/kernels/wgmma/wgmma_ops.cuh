@@ -9,7 +9,7 @@
 namespace gemmlab {
 namespace sm90 {
 
-// The accumulator operands of the N = 128 (64 registers) and N = 256 (128 registers) wrappers,
+// The accumulator operands of N = 128 (64 registers) and N = 256 (128 registers),
 // written once: the register list in the instruction text and the "+f" operand list.
 #define GEMMLAB_WGMMA_REGS64 \
   "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, " \
@@ -34,65 +34,10 @@ namespace sm90 {
       GEMMLAB_WGMMA_ACC8(88), GEMMLAB_WGMMA_ACC8(96), GEMMLAB_WGMMA_ACC8(104),                  \
       GEMMLAB_WGMMA_ACC8(112), GEMMLAB_WGMMA_ACC8(120)
 
-// ---- 16-bit wgmma (m64nNk16; N = 128, 256 here, the others below) ----
-// D(64x128) += A(64x16) * B(16x128), A and B from shared memory (descriptors), 16-bit inputs.
-// kTransA / kTransB: 1 = the operand is MN-major in shared memory.
-template <bool kHalf, int kTransA, int kTransB>
-__device__ __forceinline__ void wgmma_m64n128k16(float (&d)[64], uint64_t desc_a, uint64_t desc_b,
-                                                 int scale_d) {
-#ifdef GEMMLAB_SM90A
-  if constexpr (kHalf) {
-    asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
-      GEMMLAB_WGMMA_REGS64 " "
-      "}, %64, %65, p, 1, 1, %67, %68;\n}\n"
-      :
-          GEMMLAB_WGMMA_ACC64
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB));
-  } else {
-    asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
-      GEMMLAB_WGMMA_REGS64 " "
-      "}, %64, %65, p, 1, 1, %67, %68;\n}\n"
-      :
-          GEMMLAB_WGMMA_ACC64
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB));
-  }
-#endif
-}
-
-// D(64x256) += A(64x16) * B(16x256), A and B from shared memory (descriptors), 16-bit inputs.
-// kTransA / kTransB: 1 = the operand is MN-major in shared memory.
-template <bool kHalf, int kTransA, int kTransB>
-__device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_a, uint64_t desc_b,
-                                                 int scale_d) {
-#ifdef GEMMLAB_SM90A
-  if constexpr (kHalf) {
-    asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {"
-      GEMMLAB_WGMMA_REGS128 " "
-      "}, %128, %129, p, 1, 1, %131, %132;\n}\n"
-      :
-          GEMMLAB_WGMMA_ACC128
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB));
-  } else {
-    asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
-      GEMMLAB_WGMMA_REGS128 " "
-      "}, %128, %129, p, 1, 1, %131, %132;\n}\n"
-      :
-          GEMMLAB_WGMMA_ACC128
-      : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB));
-  }
-#endif
-}
-
-// Decode widths (N = 16, 32, 64: the tokens of a swapped decode GEMM, wgmma/decode), 16-bit
-// inputs, A and B from shared memory: D(64 x N) += A(64 x 16) * B(16 x N) into d[0 .. N/2).
+// 16-bit inputs, m64nNk16 for N = 16 .. 256 (16 .. 64: the tokens of a swapped decode GEMM,
+// wgmma/decode; 192: wgmma/small's tile; 128 and 256: the big tiles), A and B from shared memory
+// (descriptors; kTransA / kTransB: 1 = the operand is MN-major there): D(64 x N) += A(64 x 16) *
+// B(16 x N) into d[0 .. N/2).
 // GEMMLAB_WGMMA_SS(N, TYPE, REGS, A, B, P, TA, TB, accumulators...): the instruction with N / 2
 // accumulators named in REGS, then the operand numbers of desc_a, desc_b, scale_d and the two
 // transpose flags.
@@ -127,8 +72,8 @@ __device__ __forceinline__ void wgmma_m64n256k16(float (&d)[128], uint64_t desc_
 template <bool kHalf, int kTransA, int kTransB, int kN>
 __device__ __forceinline__ void wgmma_m64nNk16(float (&d)[kN / 2], uint64_t desc_a, uint64_t desc_b,
                                                int scale_d) {
-  static_assert(kN == 16 || kN == 32 || kN == 64 || kN == 192,
-                "wgmma_m64nNk16: N = 16, 32, 64 or 192");
+  static_assert(kN == 16 || kN == 32 || kN == 64 || kN == 128 || kN == 192 || kN == 256,
+                "wgmma_m64nNk16: N = 16, 32, 64, 128, 192 or 256");
 #ifdef GEMMLAB_SM90A
   if constexpr (kN == 16) {
     if constexpr (kHalf) GEMMLAB_WGMMA_SS(16, "f16",
@@ -146,6 +91,16 @@ __device__ __forceinline__ void wgmma_m64nNk16(float (&d)[kN / 2], uint64_t desc
     if constexpr (kHalf) GEMMLAB_WGMMA_SS(192, "f16",
         GEMMLAB_REGS96, 96, 97, 98, 99, 100, GEMMLAB_ACC96);
     else GEMMLAB_WGMMA_SS(192, "bf16", GEMMLAB_REGS96, 96, 97, 98, 99, 100, GEMMLAB_ACC96);
+  } else if constexpr (kN == 128) {
+    if constexpr (kHalf) GEMMLAB_WGMMA_SS(128, "f16",
+        GEMMLAB_WGMMA_REGS64, 64, 65, 66, 67, 68, GEMMLAB_WGMMA_ACC64);
+    else GEMMLAB_WGMMA_SS(128, "bf16", GEMMLAB_WGMMA_REGS64, 64, 65, 66, 67, 68,
+                          GEMMLAB_WGMMA_ACC64);
+  } else if constexpr (kN == 256) {
+    if constexpr (kHalf) GEMMLAB_WGMMA_SS(256, "f16",
+        GEMMLAB_WGMMA_REGS128, 128, 129, 130, 131, 132, GEMMLAB_WGMMA_ACC128);
+    else GEMMLAB_WGMMA_SS(256, "bf16", GEMMLAB_WGMMA_REGS128, 128, 129, 130, 131, 132,
+                          GEMMLAB_WGMMA_ACC128);
   }
 #endif
 }
