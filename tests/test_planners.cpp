@@ -317,6 +317,15 @@ TEST(GemvPlan, VectorLoadsOnlyWhereTheRowsAllowThem) {
   EXPECT_TRUE(gemv_plan::plan(1, 4097, 4096, false, true, 2, kH100).vec);
   // Decode at M = 1, 4096 x 4096 bf16: enough blocks for every SM.
   EXPECT_GE(gemv_plan::plan(1, 4096, 4096, true, true, 2, kH100).blocks(), 2 * 132);
+  // n-contiguous B runs one wave of 2 blocks per SM: fp32 1 x 4096 x 4096 NN, 32 column tiles in
+  // 8 slices (256 blocks for 264 places) instead of 17 (544: a third, nearly empty wave).
+  const gemv_plan::Plan nn = gemv_plan::plan(1, 4096, 4096, false, true, 4, kH100);
+  EXPECT_EQ(nn.col_tiles, 32);
+  EXPECT_EQ(nn.splits, 8);
+  for (int n : {4096, 8192, 14336})
+    EXPECT_LE(gemv_plan::plan(1, n, 4096, false, true, 4, kH100).blocks(),
+              gemv_plan::kBlocksPerSm * 132)
+        << n;
 }
 
 // gemv/mma: the warps' ranges tile the depth (whole steps, no empty split), the strips cover n,

@@ -17,6 +17,7 @@ namespace gemv_plan {
 
 constexpr int kMaxM = 16;       // rows of C the kernel handles
 constexpr int kThreads = 256;   // 8 warps
+constexpr int kBlocksPerSm = 2; // the kernels' __launch_bounds__ minimum: what an SM holds
 constexpr int kSmemFloats = 8192;  // the block's slice of op(A), as float: 32 KB at most
 constexpr int kBlockSmemBytes = 48 * 1024;  // static + dynamic shared memory without an opt-in
 

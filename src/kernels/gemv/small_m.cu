@@ -41,7 +41,10 @@ using gemv_plan::kThreads;
 // accumulators take the registers
 template <int kRows>
 constexpr int kUnrollK = kRows >= 16 ? 1 : kRows >= 4 ? 2 : 4;
-constexpr int kUnrollN = 8;  // n-contiguous B: rows per warp whose loads fly together
+// n-contiguous B: rows per warp whose loads fly together; 16 where the accumulators leave the
+// registers (kRows * V <= 32), else 8
+template <int kRows, int V>
+constexpr int kUnrollN = kRows * V <= 32 ? 16 : 8;
 
 struct Args {
   int k, k_span, k_chunk, splits;  // depth, per block (split), per shared chunk; slices
@@ -129,7 +132,7 @@ __device__ __forceinline__ void read_a(const float* As, int len, int r, int kk, 
 // B stored n x k (k contiguous): warp w owns columns col0 + 4w .. +3; each lane reads V elements
 // of each of those rows of B per pass, and the lanes are summed at the end.
 template <typename T, int kRows, int V>
-__global__ void __launch_bounds__(kThreads, 2) gemv_kcontig(const T* A, int lda, bool a_trans,
+__global__ void __launch_bounds__(kThreads, gemv_plan::kBlocksPerSm) gemv_kcontig(const T* A, int lda, bool a_trans,
                                                          const T* B, int ldb, Epilogue ep, Args a) {
   extern __shared__ float4 smem4[];
   float* As = reinterpret_cast<float*>(smem4);
@@ -199,7 +202,7 @@ __global__ void __launch_bounds__(kThreads, 2) gemv_kcontig(const T* A, int lda,
 // B stored k x n (n contiguous): lane l owns columns col0 + V l .. + V - 1; warp w takes the rows
 // k0 + w, k0 + w + 8, ...; the 8 warps' sums are added in warp order through shared memory.
 template <typename T, int kRows, int V>
-__global__ void __launch_bounds__(kThreads, 2) gemv_ncontig(const T* A, int lda, bool a_trans,
+__global__ void __launch_bounds__(kThreads, gemv_plan::kBlocksPerSm) gemv_ncontig(const T* A, int lda, bool a_trans,
                                                          const T* B, int ldb, Epilogue ep, Args a) {
   extern __shared__ float4 smem4[];
   float* As = reinterpret_cast<float*>(smem4);
@@ -212,12 +215,13 @@ __global__ void __launch_bounds__(kThreads, 2) gemv_ncontig(const T* A, int lda,
   float acc[kRows][V] = {};
   for (int k0 = kb; k0 < ke; k0 += a.k_chunk) {
     const int len = min(a.k_chunk, ke - k0);
-    // kUnrollN rows of B per warp at a time, all loaded before the first FMA; the first group's
+    // kUnroll rows of B per warp at a time, all loaded before the first FMA; the first group's
     // loads overlap the staging of op(A)'s slice.
-    Raw<T, V> b[kUnrollN];
+    constexpr int kUnroll = kUnrollN<kRows, V>;
+    Raw<T, V> b[kUnroll];
     const auto load_group = [&](int kk0) {
 #pragma unroll
-      for (int u = 0; u < kUnrollN; ++u) {
+      for (int u = 0; u < kUnroll; ++u) {
         const int kk = kk0 + u * 8;
         const T* row = B + static_cast<int64_t>(k0 + min(kk, len - 1)) * ldb + c;
         if (kk >= len) b[u].zero();
@@ -229,10 +233,10 @@ __global__ void __launch_bounds__(kThreads, 2) gemv_ncontig(const T* A, int lda,
     __syncthreads();  // the previous chunk's reads of As are done
     stage_a<T, kRows>(As, A, lda, a_trans, ep.m, k0, len);
     __syncthreads();
-    for (int kk0 = warp; kk0 < len; kk0 += kUnrollN * 8) {
+    for (int kk0 = warp; kk0 < len; kk0 += kUnroll * 8) {
       if (kk0 != warp) load_group(kk0);
 #pragma unroll
-      for (int u = 0; u < kUnrollN; ++u) {
+      for (int u = 0; u < kUnroll; ++u) {
         const int kk = kk0 + u * 8;
         if (kk >= len) break;
 #pragma unroll
