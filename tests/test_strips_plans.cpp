@@ -154,6 +154,17 @@ TEST(WgmmaSmallPlan, TilesAndSplitsCoverTheProblem) {
   EXPECT_FALSE(sp::auto_takes(4096, 4096, 4096, 1, kH100));
   EXPECT_FALSE(sp::auto_takes(1024, 1024, 1024, 8, kH100));  // 256 tiles of 128 x 256 in all
   EXPECT_TRUE(sp::auto_takes(128, 128, 4096, 32, kH100));     // a batch of 32 small entries
+  // The deep 64 x 64 tile (index 9): one warpgroup, 12 stages in one CTA per SM, within the SM's
+  // shared memory; the model never prefers it (a tie with 64 x 64 keeps 64 x 64: gemm-tune picks it).
+  EXPECT_TRUE(sp::kTileDeep[8] && sp::kTileTok[8] == 64 && sp::kTileGroups[8] == 1);
+  EXPECT_EQ(dp::stages(64, 1, true), 12);
+  EXPECT_EQ(dp::stages(64, 1), 6);
+  EXPECT_LE(dp::smem_bytes(64, 1, true), 227 * 1024);
+  const dp::Plan deep = sp::plan(128, 4096, 4096, kH100, true, true, 9, 1);
+  EXPECT_TRUE(deep.deep);
+  EXPECT_EQ(deep.ctas_per_sm, 1);
+  EXPECT_EQ(deep.tok, 64);
+  EXPECT_FALSE(sp::plan(128, 4096, 4096, kH100, true, true).deep);
   // A batch's entries share the launch: the model counts their CTAs, the scratch holds them all.
   const dp::Plan one = sp::plan(128, 128, 4096, kH100, true, true, 3, 4);
   const dp::Plan many = sp::plan(128, 128, 4096, kH100, true, true, 3, 4, 32);

@@ -179,7 +179,7 @@ bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, bool a_k_major) 
 namespace wgmma_small_plan {
 
 const char* const kTileNames[kTiles + 1] = {"64x8",    "64x16",   "64x32", "128x64", "128x128",
-                                            "128x256", "64x64",   "128x192", nullptr};
+                                            "128x256", "64x64",   "128x192", "64x64d", nullptr};
 
 Roles roles_of(int64_t m, int64_t n, bool a_k_major, bool b_k_major) {
   if (a_k_major) return {false, true, m, n};
@@ -200,9 +200,10 @@ constexpr double kFmaPerClk = 2048, kSmBytesPerClk = 48, kL2BytesPerClk = 6000;
 constexpr double kFixedClk = 1000, kSyncClk = 1500, kPartialBytesPerClk = 16;
 
 dp::Plan make(int64_t tokens, int64_t weights, int64_t k, const DeviceDesc& dev, int tok,
-              int groups, int splits, int entries) {
+              int groups, bool deep, int splits, int entries) {
   dp::Plan p{};
   p.entries = entries;
+  p.deep = deep;
   p.tok = tok;
   p.groups = groups;
   p.strip = 64 * p.groups;
@@ -210,7 +211,7 @@ dp::Plan make(int64_t tokens, int64_t weights, int64_t k, const DeviceDesc& dev,
   p.ttiles = static_cast<int>((tokens + tok - 1) / tok);
   p.num_kb = static_cast<int>((k + dp::kBK - 1) / dp::kBK);
   const int per_sm =
-      dev.smem_per_sm > 0 ? dev.smem_per_sm / (dp::smem_bytes(tok, groups) + 1024) : 1;
+      dev.smem_per_sm > 0 ? dev.smem_per_sm / (dp::smem_bytes(tok, groups, deep) + 1024) : 1;
   p.ctas_per_sm = std::max(1, std::min(2, per_sm));
   p.kb_per_split = (p.num_kb + splits - 1) / splits;
   p.splits = (p.num_kb + p.kb_per_split - 1) / p.kb_per_split;  // no empty split
@@ -251,7 +252,8 @@ dp::Plan plan(int64_t tokens, int64_t weights, int64_t k, const DeviceDesc& dev,
     // Forced: that many splits, as far as the depth allows; else 1, 2, 4, ... of them.
     for (int s = splits > 0 ? std::min(splits, max_splits) : 1; s <= max_splits; s *= 2) {
       if (splits > 0 && s > std::min(splits, max_splits)) break;
-      const dp::Plan p = make(tokens, weights, k, dev, kTileTok[i], kTileGroups[i], s, entries);
+      const dp::Plan p =
+          make(tokens, weights, k, dev, kTileTok[i], kTileGroups[i], kTileDeep[i], s, entries);
       const double c = cost(p, dev);
       if (best.tok == 0 || c < best_cost) best = p, best_cost = c;
     }

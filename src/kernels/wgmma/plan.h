@@ -113,16 +113,22 @@ int tokens(int64_t m, bool xk = true);
 // tokens; compile-time, shared with the kernel. Up to 32 tokens the ring fits two CTAs per SM, so
 // a strip's CTA and the next one overlap where strips outnumber the SMs; from 64 tokens (two
 // warpgroups, splits keep one CTA per SM) one CTA takes the SM's whole ring.
-// wgmma/small also runs 64 tokens on one warpgroup (g: the warpgroups, where not the default).
+// wgmma/small also runs 64 tokens on one warpgroup (g: the warpgroups, where not the default),
+// with the ring of two CTAs per SM or, deep, one CTA's 12 stages: the bytes in flight of a
+// 128 x 4096 x 4096 decode row that fills the SMs once (bf16 NT 89% -> 97% of cuBLAS, whose
+// kernel there keeps 13 such stages; where two CTAs per SM overlap it lost: 256 x 4096 x 4096 NN
+// 98% -> 62%, H100, 2026-11-24), a tile of its own that gemm-tune picks where it wins.
 constexpr int groups(int tok) { return tok >= 64 ? 2 : 1; }
 constexpr int stage_bytes(int tok, int g = 0) { return (g ? g : groups(tok)) * 8192 + tok * 128; }
-constexpr int stages(int tok, int g = 0) {
-  const int budget = (g ? g : groups(tok)) == 2 ? 200 * 1024 : 110 * 1024;
+constexpr int stages(int tok, int g = 0, bool deep = false) {
+  const int budget = (g ? g : groups(tok)) == 2 || deep ? 200 * 1024 : 110 * 1024;
+  const int cap = deep ? 12 : 8;
   const int s = budget / stage_bytes(tok, g);
-  return s > 8 ? 8 : s < 2 ? 2 : s;
+  return s > cap ? cap : s < 2 ? 2 : s;
 }
-constexpr int smem_bytes(int tok, int g = 0) {
-  return stages(tok, g) * stage_bytes(tok, g) + 1024 /* alignment */ + 2 * stages(tok, g) * 8;
+constexpr int smem_bytes(int tok, int g = 0, bool deep = false) {
+  return stages(tok, g, deep) * stage_bytes(tok, g) + 1024 /* alignment */ +
+         2 * stages(tok, g, deep) * 8;
 }
 // Consumers, then a producer warp.
 constexpr int threads(int tok, int g = 0) { return 128 * (g ? g : groups(tok)) + 32; }
@@ -134,6 +140,7 @@ struct Plan {
   int num_kb, kb_per_split;
   int ctas_per_sm;
   int entries = 1;  // batch entries, one grid row each (wgmma/small's strided batches)
+  bool deep = false;  // the deep ring of one CTA per SM (stages(); wgmma/small's 64x64d tile)
   int tiles() const { return strips * ttiles; }
   int blocks() const { return tiles() * splits; }  // of one entry
 };
@@ -166,11 +173,13 @@ bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, bool a_k_major =
 namespace wgmma_small_plan {
 
 namespace dp = wgmma_decode_plan;
-constexpr int kTiles = 8;
-// Tile index i: (64 kTileGroups[i]) x kTileTok[i] ("64x8" .. "128x256", then "64x64" and
-// "128x192": bf16 1536^3 is 96 of those in one wave, where 128 x 256 makes 72 and 128 x 128 144).
-constexpr int kTileTok[kTiles] = {8, 16, 32, 64, 128, 256, 64, 192};
-constexpr int kTileGroups[kTiles] = {1, 1, 1, 2, 2, 2, 1, 2};
+constexpr int kTiles = 9;
+// Tile index i: (64 kTileGroups[i]) x kTileTok[i] ("64x8" .. "128x256", then "64x64",
+// "128x192": bf16 1536^3 is 96 of those in one wave, where 128 x 256 makes 72 and 128 x 128 144,
+// and "64x64d": 64 x 64 with the deep ring of one CTA per SM, dp::stages).
+constexpr int kTileTok[kTiles] = {8, 16, 32, 64, 128, 256, 64, 192, 64};
+constexpr int kTileGroups[kTiles] = {1, 1, 1, 2, 2, 2, 1, 2, 1};
+constexpr bool kTileDeep[kTiles] = {false, false, false, false, false, false, false, false, true};
 extern const char* const kTileNames[kTiles + 1];
 
 // Whether the tokens are C's rows (op(A) = A), and so whether they are K-major.

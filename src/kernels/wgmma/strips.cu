@@ -43,26 +43,27 @@ struct Args {
 // kTok tokens; kWK: W (the kernel's A: op(B)^T, or op(A) when skinny) is K-major; kXK: X (the
 // tokens) is K-major (always where the tokens are C's rows; as C's columns, a B stored k x n is
 // read MN-major, in 64-wide chunks: kTok >= 64).
-// kG: the consumer warpgroups where not the default for kTok (0): one for wgmma/small's 64 x 64.
-template <typename T, int kTok, bool kWK, bool kXK = true, int kG = 0>
+// kG: the consumer warpgroups where not the default for kTok (0): one for wgmma/small's 64 x 64;
+// kDeep: its deep ring (one CTA per SM, dp::stages).
+template <typename T, int kTok, bool kWK, bool kXK = true, int kG = 0, bool kDeep = false>
 struct Shape {
   static constexpr int kGroups = kG ? kG : dp::groups(kTok);
   static constexpr int kStrip = 64 * kGroups;
-  static constexpr int kStages = dp::stages(kTok, kG);
+  static constexpr int kStages = dp::stages(kTok, kG, kDeep);
   static constexpr int kThreads = dp::threads(kTok, kG);
   static constexpr int kConsumers = 128 * kGroups;
-  static constexpr int kSmem = dp::smem_bytes(kTok, kG);
+  static constexpr int kSmem = dp::smem_bytes(kTok, kG, kDeep);
   using Tile = StageTile<T, kStrip, kTok, kWK, kXK>;
   static_assert(kStages * Tile::kBytes + 1024 + 2 * kStages * 8 <= kSmem, "smem plan");
 };
 
 // kSkinny: the weight's rows are C's rows and the tokens its columns (else the other way round).
-template <typename T, int kTok, bool kWK, bool kXK, bool kSkinny, int kG>
+template <typename T, int kTok, bool kWK, bool kXK, bool kSkinny, int kG, bool kDeep>
 __global__ void __launch_bounds__(dp::threads(kTok, kG), 1)
     strips_kernel(const __grid_constant__ CUtensorMap map_w, const __grid_constant__ CUtensorMap map_x,
                   Epilogue ep, Args a) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using S = Shape<T, kTok, kWK, kXK, kG>;
+  using S = Shape<T, kTok, kWK, kXK, kG, kDeep>;
   using TileT = typename S::Tile;
   extern __shared__ uint8_t smem_raw[];
   uint8_t* smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
@@ -192,10 +193,11 @@ __global__ void __launch_bounds__(dp::threads(kTok, kG), 1)
 struct Instance {
   bool skinny, w_k_major, x_k_major;
   int groups;  // the plan's consumer warpgroups
+  bool deep;   // the plan's deep ring (64 tokens on one warpgroup only)
 };
 
 // Calls f(TypeTag<T>, integral_constant<tok>, bool_constant<w_k_major>, bool_constant<x_k_major>,
-// bool_constant<skinny>). Instances: rows as tokens (X K-major) and columns as tokens (X K-major,
+// bool_constant<skinny>, integral_constant<kG>, bool_constant<deep>). Instances: rows as tokens (X K-major) and columns as tokens (X K-major,
 // or MN-major with 64..256 tokens), 8..256 tokens (and wgmma/small's 192), W either way; tf32 rows
 // as tokens only (X K-major), W either way (MN-major: from registers).
 template <typename F>
@@ -204,9 +206,12 @@ cudaError_t dispatch_strips(Precision prec, int tok, Instance in, F&& f) {
   using std::true_type;
   auto by_g = [&](auto tag, auto tk, auto wk, auto xk, auto sk) -> cudaError_t {
     constexpr int kTok = decltype(tk)::value;
+    using One = std::integral_constant<int, 1>;
     if constexpr (kTok == 64)
-      if (in.groups == 1) return f(tag, tk, wk, xk, sk, std::integral_constant<int, 1>{});
-    return f(tag, tk, wk, xk, sk, std::integral_constant<int, 0>{});
+      if (in.groups == 1)
+        return in.deep ? f(tag, tk, wk, xk, sk, One{}, true_type{})
+                       : f(tag, tk, wk, xk, sk, One{}, false_type{});
+    return f(tag, tk, wk, xk, sk, std::integral_constant<int, 0>{}, false_type{});
   };
   auto by_w = [&](auto tag, auto tk, auto xk, auto sk) -> cudaError_t {
     if (in.w_k_major) return by_g(tag, tk, true_type{}, xk, sk);
@@ -252,15 +257,19 @@ cudaError_t dispatch_strips(Precision prec, int tok, Instance in, F&& f) {
 }  // namespace
 
 LaunchConfig strips_config(const GemmProblem& p, bool skinny, const dp::Plan& pl) {
-  const Instance in = skinny ? Instance{true, p.op_a == Op::N, p.op_b == Op::T, pl.groups}
-                             : Instance{false, p.op_b == Op::T, p.op_a == Op::N, pl.groups};
+  const Instance in =
+      skinny ? Instance{true, p.op_a == Op::N, p.op_b == Op::T, pl.groups, pl.deep}
+             : Instance{false, p.op_b == Op::T, p.op_a == Op::N, pl.groups, pl.deep};
   LaunchConfig c;
-  dispatch_strips(p.precision, pl.tok, in, [&](auto tag, auto tk, auto wk, auto xk, auto sk, auto g) {
+  dispatch_strips(p.precision, pl.tok, in,
+                  [&](auto tag, auto tk, auto wk, auto xk, auto sk, auto g, auto deep) {
     using T = typename decltype(tag)::type;
     constexpr int kTok = decltype(tk)::value, kG = decltype(g)::value;
-    c.kernel = reinterpret_cast<const void*>(
-        strips_kernel<T, kTok, decltype(wk)::value, decltype(xk)::value, decltype(sk)::value, kG>);
-    c.smem_bytes = dp::smem_bytes(kTok, kG);
+    constexpr bool kDeep = decltype(deep)::value;
+    c.kernel = reinterpret_cast<const void*>(strips_kernel<T, kTok, decltype(wk)::value,
+                                                           decltype(xk)::value, decltype(sk)::value,
+                                                           kG, kDeep>);
+    c.smem_bytes = dp::smem_bytes(kTok, kG, kDeep);
     c.block = dim3(dp::threads(kTok, kG));
     return cudaSuccess;
   });
@@ -290,16 +299,19 @@ cudaError_t launch_strips(const GemmProblem& p, bool skinny, const dp::Plan& pla
           a.ws.partials + static_cast<size_t>(pl.blocks()) * pl.entries * pl.strip * pl.tok);
       a.ws.tag = next_split_tag();
     }
-    const Instance in{skinny, w.k_major, x.k_major, pl.groups};
-    cudaError_t e = dispatch_strips(p.precision, pl.tok, in, [&](auto tag, auto tk, auto wk, auto xk, auto sk, auto g) {
+    const Instance in{skinny, w.k_major, x.k_major, pl.groups, pl.deep};
+    cudaError_t e = dispatch_strips(p.precision, pl.tok, in,
+                                    [&](auto tag, auto tk, auto wk, auto xk, auto sk, auto g,
+                                        auto deep) {
       using T = typename decltype(tag)::type;
       constexpr int kTok = decltype(tk)::value, kG = decltype(g)::value;
       constexpr bool kWK = decltype(wk)::value, kXK = decltype(xk)::value;
-      using S = Shape<T, kTok, kWK, kXK, kG>;
+      constexpr bool kDeep = decltype(deep)::value;
+      using S = Shape<T, kTok, kWK, kXK, kG, kDeep>;
       CUtensorMap map_w, map_x;
       cudaError_t r = make_tensor_map(&map_w, w, p.precision, S::kStrip);
       if (r == cudaSuccess) r = make_tensor_map(&map_x, x, p.precision, kTok);
-      auto* kern = strips_kernel<T, kTok, kWK, kXK, decltype(sk)::value, kG>;
+      auto* kern = strips_kernel<T, kTok, kWK, kXK, decltype(sk)::value, kG, kDeep>;
       if (r == cudaSuccess) r = prepare_function(reinterpret_cast<const void*>(kern), S::kSmem);
       if (r != cudaSuccess) return r;
       return launch_kernel(kern, dim3(static_cast<unsigned>(pl.blocks()), pl.entries), S::kThreads,
