@@ -16,6 +16,9 @@
 // multiplied in full fp32 (more accurate than tf32, as fast: this kernel is memory bound).
 // A skinny C (n <= 16 < m) runs swapped, C^T = op(B)^T op(A)^T: op(A) streamed, op(B)^T staged.
 // Seed: beyond the seeds (issue: decode shapes).
+// n-contiguous B runs one wave of blocks (the depth slices fitted to what the SMs hold) with 16
+// rows of B in flight per warp: fp32 1 x 4096 x 4096 NN 72% -> 85% of cuBLAS, 1 x 8192 x 8192
+// 87% -> 99% (2026-11-24 21:56 UTC).
 // Measured (H100 SXM, docs/results/h100-decode.md, cuBLAS in the same run): fp32 NT M = 1..8 at
 // 4096 x 4096 0.9-5.5 TFLOP/s (103-118%), fp32 NN M = 2..4 1.5-2.8 (160-166%); bf16 NT M = 1
 // 1.2 (77%): 16-bit decode is not yet at cuBLAS, and wgmma/03's one-row stream-k now beats this
