@@ -72,6 +72,7 @@ TEST(Sanitize, ScratchPaths) {
               {kFp32ProductionKernel, realign},                              // realigned B
               {kFp32ProductionKernel, spec(P::FP32, 32, 4096, 4096, Op::N, Op::T)},  // 32-row, split
               {kFp32ProductionKernel, spec(P::FP32, 50, 1000, 3000, Op::T, Op::N)},  // 64-row, split
+              {kFp32ProductionKernel, spec(P::FP32, 128, 128, 8192)},        // 64 splits, grouped sums
               {wgmma03, spec(P::BF16, 1024, 1024, 3072)},                    // stream-k
               {wgmma03, packed},                                             // packing
               {wgmma03, spec(P::TF32, 300, 300, 300, Op::T, Op::N)},         // tf32 transposed B
@@ -92,6 +93,7 @@ TEST(Sanitize, ScratchPaths) {
               {"wgmma/small", spec(P::BF16, 256, 256, 8192)},                // 64 x 32, split
               {"wgmma/small", spec(P::FP16, 300, 200, 1000, Op::T, Op::N)},  // MN-major X, staged
               {"wgmma/small", spec(P::TF32, 300, 200, 1000)},                // tf32, register-A W
+              {"wgmma/small", spec(P::BF16, 64, 64, 65536)},                 // 32 splits, grouped sums
               {"wgmma/decode", spec(P::TF32, 8, 1000, 8200, Op::N, Op::T)}});  // tf32, split
 }
 
