@@ -155,7 +155,8 @@ TEST(WgmmaSmallPlan, TilesAndSplitsCoverTheProblem) {
   EXPECT_FALSE(sp::auto_takes(1024, 1024, 1024, 8, kH100));  // 256 tiles of 128 x 256 in all
   EXPECT_TRUE(sp::auto_takes(128, 128, 4096, 32, kH100));     // a batch of 32 small entries
   // The deep 64 x 64 tile (index 9): one warpgroup, 12 stages in one CTA per SM, within the SM's
-  // shared memory; the model never prefers it (a tie with 64 x 64 keeps 64 x 64: gemm-tune picks it).
+  // shared memory; the model prefers it where its CTAs fit one wave (128 x 4096 x 4096: 128
+  // CTAs), not where they take two (256 x 4096 x 4096: 256).
   EXPECT_TRUE(sp::kTileDeep[8] && sp::kTileTok[8] == 64 && sp::kTileGroups[8] == 1);
   EXPECT_EQ(dp::stages(64, 1, true), 12);
   EXPECT_EQ(dp::stages(64, 1), 6);
@@ -164,7 +165,9 @@ TEST(WgmmaSmallPlan, TilesAndSplitsCoverTheProblem) {
   EXPECT_TRUE(deep.deep);
   EXPECT_EQ(deep.ctas_per_sm, 1);
   EXPECT_EQ(deep.tok, 64);
-  EXPECT_FALSE(sp::plan(128, 4096, 4096, kH100, true, true).deep);
+  EXPECT_TRUE(sp::plan(128, 4096, 4096, kH100, true, true).deep);
+  EXPECT_FALSE(sp::plan(256, 4096, 4096, kH100, true, true).deep);
+  EXPECT_LE(sp::plan(128, 4096, 4096, kH100, true, true).blocks(), 132);
   // A batch's entries share the launch: the model counts their CTAs, the scratch holds them all.
   const dp::Plan one = sp::plan(128, 128, 4096, kH100, true, true, 3, 4);
   const dp::Plan many = sp::plan(128, 128, 4096, kH100, true, true, 3, 4, 32);

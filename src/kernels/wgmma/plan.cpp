@@ -198,6 +198,7 @@ namespace {
 // the choices where they miss.
 constexpr double kFmaPerClk = 2048, kSmBytesPerClk = 48, kL2BytesPerClk = 6000;
 constexpr double kFixedClk = 1000, kSyncClk = 1500, kPartialBytesPerClk = 16;
+constexpr double kDeepRing = 0.9;  // the deep ring's streaming time against the two-CTA ring's
 
 dp::Plan make(int64_t tokens, int64_t weights, int64_t k, const DeviceDesc& dev, int tok,
               int groups, bool deep, int splits, int entries) {
@@ -237,7 +238,11 @@ double cost(const dp::Plan& p, const DeviceDesc& dev) {
                            : kSplitSumGroup + std::ceil(p.splits / double{kSplitSumGroup}) + 1.0;
   const double syncs = p.splits < kGroupedSplitsFrom ? kSyncClk : 2 * kSyncClk;
   const double reduce = p.splits > 1 ? syncs + reads * partial : 0.0;
-  return std::max(sm, l2) + waves * kFixedClk + reduce;
+  // The deep 64 x 64 ring keeps twice the bytes in flight: where its CTAs fit one wave (one per
+  // SM) it streamed faster in 173 of 247 measured pairs, up to 1.4x (docs/history.md,
+  // wgmma/small); with more CTAs than SMs it loses, which the waves above already charge.
+  const double depth = p.deep && ctas <= sms ? kDeepRing : 1.0;
+  return std::max(sm, l2) * depth + waves * kFixedClk + reduce;
 }
 
 dp::Plan plan(int64_t tokens, int64_t weights, int64_t k, const DeviceDesc& dev, bool scratch,

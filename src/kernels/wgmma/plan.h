@@ -117,7 +117,8 @@ int tokens(int64_t m, bool xk = true);
 // with the ring of two CTAs per SM or, deep, one CTA's 12 stages: the bytes in flight of a
 // 128 x 4096 x 4096 decode row that fills the SMs once (bf16 NT 89% -> 97% of cuBLAS, whose
 // kernel there keeps 13 such stages; where two CTAs per SM overlap it lost: 256 x 4096 x 4096 NN
-// 98% -> 62%, H100, 2026-11-24), a tile of its own that gemm-tune picks where it wins.
+// 98% -> 62%, H100, 2026-11-24), a tile of its own: the cost model takes it where its CTAs fit
+// one wave, gemm-tune's table wherever else it wins.
 constexpr int groups(int tok) { return tok >= 64 ? 2 : 1; }
 constexpr int stage_bytes(int tok, int g = 0) { return (g ? g : groups(tok)) * 8192 + tok * 128; }
 constexpr int stages(int tok, int g = 0, bool deep = false) {
