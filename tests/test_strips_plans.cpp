@@ -159,6 +159,12 @@ TEST(WgmmaSmallPlan, TilesAndSplitsCoverTheProblem) {
   // CTAs), not where they take two (256 x 4096 x 4096: 256).
   EXPECT_TRUE(sp::kTileDeep[8] && sp::kTileTok[8] == 64 && sp::kTileGroups[8] == 1);
   EXPECT_EQ(dp::stages(64, 1, true), 12);
+  for (int t = 9; t < sp::kTiles; ++t) {  // 64x8d, 64x16d, 64x32d: 16 stages, one CTA per SM
+    EXPECT_TRUE(sp::kTileDeep[t] && sp::kTileGroups[t] == 1 && sp::kTileTok[t] <= 32);
+    EXPECT_EQ(dp::stages(sp::kTileTok[t], 0, true), 16);
+    EXPECT_LE(dp::smem_bytes(sp::kTileTok[t], 0, true), 227 * 1024);
+    EXPECT_EQ(sp::plan(16, 4096, 4096, kH100, true, true, t + 1, 1).ctas_per_sm, 1);
+  }
   EXPECT_EQ(dp::stages(64, 1), 6);
   EXPECT_LE(dp::smem_bytes(64, 1, true), 227 * 1024);
   const dp::Plan deep = sp::plan(128, 4096, 4096, kH100, true, true, 9, 1);

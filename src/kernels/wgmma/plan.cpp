@@ -179,7 +179,8 @@ bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, bool a_k_major) 
 namespace wgmma_small_plan {
 
 const char* const kTileNames[kTiles + 1] = {"64x8",    "64x16",   "64x32", "128x64", "128x128",
-                                            "128x256", "64x64",   "128x192", "64x64d", nullptr};
+                                            "128x256", "64x64",   "128x192", "64x64d", "64x8d",
+                                            "64x16d",  "64x32d",  nullptr};
 
 Roles roles_of(int64_t m, int64_t n, bool a_k_major, bool b_k_major) {
   if (a_k_major) return {false, true, m, n};
@@ -240,8 +241,10 @@ double cost(const dp::Plan& p, const DeviceDesc& dev) {
   const double reduce = p.splits > 1 ? syncs + reads * partial : 0.0;
   // The deep 64 x 64 ring keeps twice the bytes in flight: where its CTAs fit one wave (one per
   // SM) it streamed faster in 173 of 247 measured pairs, up to 1.4x (docs/history.md,
-  // wgmma/small); with more CTAs than SMs it loses, which the waves above already charge.
-  const double depth = p.deep && ctas <= sms ? kDeepRing : 1.0;
+  // wgmma/small); with more CTAs than SMs it loses, which the waves above already charge. The
+  // deep rings of 8-32 tokens are left to gemm-tune: with the same term the model's picks lost
+  // (tf32 decode NT rows of 2-32 tokens 113% -> 104-106% of cuBLAS).
+  const double depth = p.deep && p.tok == 64 && ctas <= sms ? kDeepRing : 1.0;
   return std::max(sm, l2) * depth + waves * kFixedClk + reduce;
 }
 

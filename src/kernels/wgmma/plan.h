@@ -123,7 +123,7 @@ constexpr int groups(int tok) { return tok >= 64 ? 2 : 1; }
 constexpr int stage_bytes(int tok, int g = 0) { return (g ? g : groups(tok)) * 8192 + tok * 128; }
 constexpr int stages(int tok, int g = 0, bool deep = false) {
   const int budget = (g ? g : groups(tok)) == 2 || deep ? 200 * 1024 : 110 * 1024;
-  const int cap = deep ? 12 : 8;
+  const int cap = deep ? 16 : 8;
   const int s = budget / stage_bytes(tok, g);
   return s > cap ? cap : s < 2 ? 2 : s;
 }
@@ -174,13 +174,15 @@ bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, bool a_k_major =
 namespace wgmma_small_plan {
 
 namespace dp = wgmma_decode_plan;
-constexpr int kTiles = 9;
+constexpr int kTiles = 12;
 // Tile index i: (64 kTileGroups[i]) x kTileTok[i] ("64x8" .. "128x256", then "64x64",
 // "128x192": bf16 1536^3 is 96 of those in one wave, where 128 x 256 makes 72 and 128 x 128 144,
-// and "64x64d": 64 x 64 with the deep ring of one CTA per SM, dp::stages).
-constexpr int kTileTok[kTiles] = {8, 16, 32, 64, 128, 256, 64, 192, 64};
-constexpr int kTileGroups[kTiles] = {1, 1, 1, 2, 2, 2, 1, 2, 1};
-constexpr bool kTileDeep[kTiles] = {false, false, false, false, false, false, false, false, true};
+// and "64x64d", "64x8d", "64x16d", "64x32d": one warpgroup with the deep ring of one CTA per SM,
+// dp::stages).
+constexpr int kTileTok[kTiles] = {8, 16, 32, 64, 128, 256, 64, 192, 64, 8, 16, 32};
+constexpr int kTileGroups[kTiles] = {1, 1, 1, 2, 2, 2, 1, 2, 1, 1, 1, 1};
+constexpr bool kTileDeep[kTiles] = {false, false, false, false, false, false,
+                                    false, false, true,  true,  true,  true};
 extern const char* const kTileNames[kTiles + 1];
 
 // Whether the tokens are C's rows (op(A) = A), and so whether they are K-major.

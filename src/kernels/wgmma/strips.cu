@@ -207,11 +207,14 @@ cudaError_t dispatch_strips(Precision prec, int tok, Instance in, F&& f) {
   auto by_g = [&](auto tag, auto tk, auto wk, auto xk, auto sk) -> cudaError_t {
     constexpr int kTok = decltype(tk)::value;
     using One = std::integral_constant<int, 1>;
+    using Default = std::integral_constant<int, 0>;
     if constexpr (kTok == 64)
       if (in.groups == 1)
         return in.deep ? f(tag, tk, wk, xk, sk, One{}, true_type{})
                        : f(tag, tk, wk, xk, sk, One{}, false_type{});
-    return f(tag, tk, wk, xk, sk, std::integral_constant<int, 0>{}, false_type{});
+    if constexpr (kTok <= 32)  // one warpgroup by default; the deep ring for wgmma/small's tiles
+      if (in.deep) return f(tag, tk, wk, xk, sk, Default{}, true_type{});
+    return f(tag, tk, wk, xk, sk, Default{}, false_type{});
   };
   auto by_w = [&](auto tag, auto tk, auto xk, auto sk) -> cudaError_t {
     if (in.w_k_major) return by_g(tag, tk, true_type{}, xk, sk);
