@@ -9,8 +9,8 @@
 // tiles split-K, 6.6 + 4.5) (H100, 2026-11-24, docs/history.md: wgmma/small).
 // What changed: the strips kernel (strips.cu, wgmma/decode's) over a grid of tiles: 64 x tok
 // (tok = 8, 16, 32, 64: one consumer warpgroup, two CTAs per SM) or 128 x tok (64, 128, 192, 256:
-// 192 fills one wave where 256 leaves SMs idle and 128 needs two, bf16 1536^3; and 64 x 64 with
-// a deep ring of 12 stages in one CTA per SM, for decode rows that fill the SMs once), the
+// 192 fills one wave where 256 leaves SMs idle and 128 needs two, bf16 1536^3; and 64 x 8..64
+// with a deep ring of 12-16 stages in one CTA per SM, for decode rows that fill the SMs once), the
 // tokens being C's rows (op(A) = A) or columns, split in depth where the tiles leave SMs idle;
 // the splits of a tile sum their partials in a fixed order inside the kernel (no second launch,
 // deterministic); a strided batch is one launch (an entry per grid row, 3-D tensor maps). tf32
