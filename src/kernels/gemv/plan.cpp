@@ -32,9 +32,7 @@ Plan plan(int m, int n, int k, bool k_contig, bool b_aligned, int elem_bytes, co
   const int traffic_cap = static_cast<int>(0.06 * k * elem_bytes / (8.0 * p.rows));
   splits = std::min(splits, std::max(1, traffic_cap));
   // n-contiguous B: one wave of the kBlocksPerSm blocks an SM holds, each slice as deep as that
-  // allows. ~4 per SM made a third, nearly empty wave (fp32 1 x 4096 x 4096 NN: 32 column tiles x
-  // 17 slices = 544 blocks for 264 places: 72% of cuBLAS); two whole waves 72%, one wave (8
-  // slices) 84%; 1 x 8192 x 8192 87% / 94% / 99% (H100, 2026-11-24, one binary).
+  // allows (~4 per SM left a third, nearly empty wave; measured: docs/history.md, gemv/small_m).
   if (!k_contig) splits = std::max(1, std::min(splits, kBlocksPerSm * dev.sms / p.col_tiles));
   // The slice: a whole number of passes, no larger than the block's shared copy of op(A). Without
   // scratch one block per column tile walks the whole depth, a slice at a time.

@@ -17,9 +17,9 @@
 // A skinny C (n <= 16 < m) runs swapped, C^T = op(B)^T op(A)^T: op(A) streamed, op(B)^T staged.
 // Seed: beyond the seeds (issue: decode shapes).
 // n-contiguous B runs one wave of blocks (the depth slices fitted to what the SMs hold) with 16
-// rows of B in flight per warp: fp32 1 x 4096 x 4096 NN 72% -> 85% of cuBLAS, 1 x 8192 x 8192
-// 87% -> 99% (2026-11-24 21:56 UTC).
-// Measured (H100 SXM, docs/results/h100-decode.md, cuBLAS in the same run): fp32 NT M = 1..8 at
+// rows of B in flight per warp.
+// Measured (H100 SXM, docs/results/h100-decode.md, cuBLAS in the same run): fp32 NN M = 1 84-99%
+// (2026-11-24 22:25 UTC); fp32 NT M = 1..8 at
 // 4096 x 4096 0.9-5.5 TFLOP/s (103-118%), fp32 NN M = 2..4 1.5-2.8 (160-166%); bf16 NT M = 1
 // 1.2 (77%): 16-bit decode is not yet at cuBLAS, and wgmma/03's one-row stream-k now beats this
 // kernel there on Hopper (docs/history.md). Swapped: fp32 8192 x 1..8 x 8192 118-246% of cuBLAS
@@ -356,9 +356,8 @@ cudaError_t launch(const GemmProblem& problem) {
 // stream-k over 128-row tiles was as fast or faster (bf16 8x8192x8192: 16.2 vs 7.2).
 // 16-bit: only m <= 2 with the weight layout, and below wgmma/03 (200), which measured faster
 // there with its one-row stream-k (docs/history.md); above it where wgmma/03 falls back to 60
-// (shallow k) and on GPUs without wgmma. tf32 below wgmma/decode (260), which took it over on
-// Hopper (tf32 1 x 4096 x 4096 NN 27.8 us against this kernel's 37.1, 16 x 4096 x 14336 NT 84.9
-// against 221.6; H100, 2026-11-24, docs/results/h100-tune-decode-tf32.txt).
+// (shallow k) and on GPUs without wgmma. tf32 below wgmma/decode (260), which measured faster on
+// Hopper (docs/history.md, wgmma/small).
 int auto_priority(const GemmProblem& p) {
   if (p.precision == Precision::FP32) return p.m <= gemv_plan::kMaxM || runs_swapped(p) ? 300 : 0;
   if (p.precision == Precision::TF32) return p.m <= gemv_plan::kMaxM || runs_swapped(p) ? 250 : 0;

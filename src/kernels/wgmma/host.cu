@@ -141,11 +141,6 @@ Plan plan_b(const GemmProblem& p, const Layout& l) {
 
 }  // namespace
 
-bool needs_packing(const GemmProblem& p, Tf32Mn tf32) {
-  const Layout l = layout_of(p, tf32);
-  return plan_a(p, l).pack || plan_b(p, l).pack;
-}
-
 KernelLayout kernel_layout(const GemmProblem& p, Tf32Mn tf32) {
   const Layout l = layout_of(p, tf32);
   const bool a_k = p.op_a == Op::N || l.force_a, b_k = p.op_b == Op::T || l.force_b;

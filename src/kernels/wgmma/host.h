@@ -78,8 +78,6 @@ bool tma_storable(const GemmProblem& p);
 // swizzle (store_fragment_tma's box).
 cudaError_t make_store_map(CUtensorMap* map, const GemmProblem& p);
 
-// True when A or B would have to be packed (for reports).
-bool needs_packing(const GemmProblem& p, Tf32Mn tf32);
 
 template <typename T>
 struct TypeTag {

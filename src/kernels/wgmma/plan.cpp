@@ -240,10 +240,9 @@ double cost(const dp::Plan& p, const DeviceDesc& dev) {
   const double syncs = p.splits < kGroupedSplitsFrom ? kSyncClk : 2 * kSyncClk;
   const double reduce = p.splits > 1 ? syncs + reads * partial : 0.0;
   // The deep 64 x 64 ring keeps twice the bytes in flight: where its CTAs fit one wave (one per
-  // SM) it streamed faster in 173 of 247 measured pairs, up to 1.4x (docs/history.md,
-  // wgmma/small); with more CTAs than SMs it loses, which the waves above already charge. The
-  // deep rings of 8-32 tokens are left to gemm-tune: with the same term the model's picks lost
-  // (tf32 decode NT rows of 2-32 tokens 113% -> 104-106% of cuBLAS).
+  // SM) it streams faster; with more CTAs than SMs it loses, which the waves above already
+  // charge. The deep rings of 8-32 tokens are left to gemm-tune: with the same term the model's
+  // picks lost (measured: docs/history.md, wgmma/small).
   const double depth = p.deep && p.tok == 64 && ctas <= sms ? kDeepRing : 1.0;
   return std::max(sm, l2) * depth + waves * kFixedClk + reduce;
 }

@@ -43,9 +43,7 @@ int auto_priority(const GemmProblem& p, const DeviceDesc& dev);
 
 // wgmma/split_k's slices of an m x n C run on the strips kernel (wgmma/small) for 16-bit inputs,
 // and for tf32 with op(A) = A (its tf32 tokens must be K-major) over a C below 512 x 512; else on
-// wgmma/03 (tf32, H100, 2026-11-24, TFLOP/s on wgmma/03's slices vs the strips kernel's:
-// 256 x 256 x 131072 151 vs 168, 512 x 512 x 8192 / 131072 148 / 338 vs 163 / 305,
-// 1024 x 1024 x 32768 / 131072 373 / 410 vs 311 / 317).
+// wgmma/03, whose slices measured faster for a larger tf32 C (docs/history.md, wgmma/split_k).
 bool slices_on_strips(int64_t m, int64_t n, Precision p, bool a_k_major);
 // wgmma/split_k: the depth of an m x n x k problem cut into `full` slices of `ks` elements (a
 // whole number of k-blocks) and a last one of `rest` (may be 0). At most as many slices as the SMs
@@ -97,8 +95,7 @@ constexpr int kBK = 64;         // 16-bit elements of K per stage (128 bytes)
 inline int64_t planned_k(int64_t k, Precision p) { return p == Precision::TF32 ? 2 * k : k; }
 // The most tokens per tile: 256, but 192 for tf32 with an MN-major weight, which goes through
 // registers (two A fragments beside the accumulators): its 256-token instance spills under the
-// strips kernel's 168-register cap (ptxas: 120 bytes) and ran at 26-50% of cuBLAS (tf32
-// 1024 x 1024 x 32768 NN, H100, 2026-11-24), where 128 x 128 tiles reach 100%.
+// strips kernel's 168-register cap and is not compiled (docs/history.md, wgmma/small).
 constexpr int kMaxTokWeightInRegisters = 192;
 inline int max_tokens(Precision p, bool w_k_major) {
   return p == Precision::TF32 && !w_k_major ? kMaxTokWeightInRegisters : kMaxM;
@@ -114,11 +111,10 @@ int tokens(int64_t m, bool xk = true);
 // a strip's CTA and the next one overlap where strips outnumber the SMs; from 64 tokens (two
 // warpgroups, splits keep one CTA per SM) one CTA takes the SM's whole ring.
 // wgmma/small also runs 64 tokens on one warpgroup (g: the warpgroups, where not the default),
-// with the ring of two CTAs per SM or, deep, one CTA's 12 stages: the bytes in flight of a
-// 128 x 4096 x 4096 decode row that fills the SMs once (bf16 NT 89% -> 97% of cuBLAS, whose
-// kernel there keeps 13 such stages; where two CTAs per SM overlap it lost: 256 x 4096 x 4096 NN
-// 98% -> 62%, H100, 2026-11-24), a tile of its own: the cost model takes it where its CTAs fit
-// one wave, gemm-tune's table wherever else it wins.
+// with the ring of two CTAs per SM or, deep, one CTA's 12-16 stages: more bytes in flight for a
+// decode row that fills the SMs once, a loss where two CTAs per SM must overlap (docs/history.md,
+// wgmma/small). Deep tiles are their own plan variants: the cost model takes the 64 x 64 one where
+// its CTAs fit one wave, gemm-tune's table any of them wherever else it wins.
 constexpr int groups(int tok) { return tok >= 64 ? 2 : 1; }
 constexpr int stage_bytes(int tok, int g = 0) { return (g ? g : groups(tok)) * 8192 + tok * 128; }
 constexpr int stages(int tok, int g = 0, bool deep = false) {
