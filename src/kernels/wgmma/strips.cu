@@ -57,6 +57,71 @@ struct Shape {
   static_assert(kStages * Tile::kBytes + 1024 + 2 * kStages * 8 <= kSmem, "smem plan");
 };
 
+// The producer thread: k-blocks [kb0, kb1) of weight rows n0.. and tokens t0.. into the ring.
+template <class TileT, class RingT>
+__device__ __forceinline__ void produce_strip(const CUtensorMap* map_w, const CUtensorMap* map_x,
+                                              uint8_t* smem, RingT ring, int n0, int t0, int wz,
+                                              int xz, int kb0, int kb1) {
+  prefetch_tensor_map(map_w);
+  prefetch_tensor_map(map_x);
+  for (int kb = kb0; kb < kb1; ++kb, ring.advance()) {
+    // The first pass waits on the phase before the first, which counts as complete.
+    mbar_wait(&ring.empty[ring.s], ring.phase ^ 1);
+    uint8_t* stage = smem + ring.s * TileT::kBytes;
+    uint64_t* full = &ring.full[ring.s];
+    mbar_arrive_expect_tx(full, TileT::kBytes);  // OOB zero-fill counts full boxes
+    TileT::load_a(map_w, stage, full, n0, kb * TileT::kBK, wz);
+    TileT::load_b(map_x, stage, full, t0, kb * TileT::kBK, xz);
+  }
+}
+
+// A consumer warpgroup's epilogue: its accumulators d hold weight rows w0 + row_lo / row_hi of
+// tokens t0..; bias_pre: the bias loaded before the main loop (where the weight's rows are C's
+// columns). Tiles of 64 tokens or more go through shared memory (the ring, free once every
+// consumer's last wgmma has read it), narrower ones element by element.
+template <int kTok, bool kSkinny, int kConsumers, int kBias>
+__device__ __forceinline__ void store_strip_tile(const Epilogue& out, const float (&d)[kTok / 2],
+                                                 uint8_t* smem, int cw, int w0, int row_lo,
+                                                 int row_hi, int t0,
+                                                 const float (&bias_pre)[kBias]) {
+  if constexpr (kTok % 64 == 0) {
+    // Whole 64-token chunks: staged in shared memory and written as rows of 16 bytes
+    // (epilogue.cuh), transposed where the tokens are C's rows.
+    asm volatile("bar.sync 1, %0;\n" ::"n"(kConsumers) : "memory");
+    float* buf = reinterpret_cast<float*>(smem) + cw * (kStagedEpilogueBytes / 4);
+    if (out.plain)
+      store_fragment_staged<kTok, !kSkinny, 8, kStorePlain>(out, d, buf, 2 + cw, row_lo, row_hi,
+                                                            w0, t0);
+    else
+      store_fragment_staged<kTok, !kSkinny, 8, kStoreInline>(out, d, buf, 2 + cw, row_lo, row_hi,
+                                                             w0, t0, kSkinny ? nullptr : bias_pre);
+  } else {
+    // d[4j + q]: weight row w (fragment row 16w + g, + 8 for q >= 2), token 8j + 2t + (q & 1);
+    // C's (token, w) element, or (w, token) when skinny.
+    const int w_lo = w0 + row_lo, w_hi = w0 + row_hi;
+    const int t = threadIdx.x % 4;
+    const int tokens = kSkinny ? out.n : out.m;
+    // (b: the weight row's bias_pre; a general epilogue where the tokens are C's rows takes it)
+    const auto put = [&](int tok, int w, float v, float b) {
+      if constexpr (kSkinny) out.store(w, tok, v);
+      else if (out.plain) out.store(tok, w, v);
+      else epilogue_store_biased(out, tok, w, v, b);
+    };
+#pragma unroll
+    for (int j = 0; j < kTok / 8; ++j) {
+      const int tok = t0 + 8 * j + 2 * t;
+      if (tok < tokens) {
+        put(tok, w_lo, d[4 * j + 0], bias_pre[0]);
+        put(tok, w_hi, d[4 * j + 2], bias_pre[1]);
+      }
+      if (tok + 1 < tokens) {
+        put(tok + 1, w_lo, d[4 * j + 1], bias_pre[0]);
+        put(tok + 1, w_hi, d[4 * j + 3], bias_pre[1]);
+      }
+    }
+  }
+}
+
 // kSkinny: the weight's rows are C's rows and the tokens its columns (else the other way round).
 template <typename T, int kTok, bool kWK, bool kXK, bool kSkinny, int kG, bool kDeep>
 __global__ void __launch_bounds__(dp::threads(kTok, kG), 1)
@@ -90,20 +155,9 @@ __global__ void __launch_bounds__(dp::threads(kTok, kG), 1)
   __syncthreads();
 
   if (warp == 4 * S::kGroups) {  // ---- producer warp: one thread issues the TMA loads ----
-    if (threadIdx.x % 32 == 0) {
-      prefetch_tensor_map(&map_w);
-      prefetch_tensor_map(&map_x);
-      int s = 0;
-      uint32_t phase = 0;
-      for (int kb = kb0; kb < kb1; ++kb) {
-        mbar_wait(&empty[s], phase ^ 1);  // the first pass waits on the phase before the first
-        uint8_t* stage = smem + s * TileT::kBytes;
-        mbar_arrive_expect_tx(&full[s], TileT::kBytes);  // OOB zero-fill counts full boxes
-        TileT::load_a(&map_w, stage, &full[s], n0, kb * TileT::kBK, wz);
-        TileT::load_b(&map_x, stage, &full[s], t0, kb * TileT::kBK, xz);
-        if (++s == S::kStages) s = 0, phase ^= 1;
-      }
-    }
+    if (threadIdx.x % 32 == 0)
+      produce_strip<TileT>(&map_w, &map_x, smem, Ring<S::kStages>{full, empty}, n0, t0, wz, xz,
+                           kb0, kb1);
     return;
   }
 
@@ -136,7 +190,7 @@ __global__ void __launch_bounds__(dp::threads(kTok, kG), 1)
   wgmma_wait<0>();
   fence_operand(d);
 
-  if (a.splits > 1) {  // publish; the tile's last CTA sums the partials in split order
+  if (a.splits > 1) {  // publish; the tile's last CTA sums the partials (split_reduce: fixed order)
     const int64_t per = static_cast<int64_t>(S::kConsumers) * (kTok / 2);
     const int64_t slot = static_cast<int64_t>(entry) * (gridDim.x / a.splits) + tile;
     float* parts = a.ws.partials + slot * a.splits * per;
@@ -147,45 +201,8 @@ __global__ void __launch_bounds__(dp::threads(kTok, kG), 1)
             static_cast<int>(threadIdx.x)))
       return;
   }
-  const Epilogue out = ep.entry(entry, a.stride_c, a.stride_d);
-  if constexpr (kTok % 64 == 0) {
-    // Whole 64-token chunks: staged in shared memory and written as rows of 16 bytes
-    // (epilogue.cuh), transposed where the tokens are C's rows. The ring is free once every
-    // consumer's last wgmma has read it.
-    asm volatile("bar.sync 1, %0;\n" ::"n"(S::kConsumers) : "memory");
-    float* buf = reinterpret_cast<float*>(smem) + cw * (kStagedEpilogueBytes / 4);
-    const int r0 = n0 + 64 * cw;
-    if (out.plain)
-      store_fragment_staged<kTok, !kSkinny, 8, kStorePlain>(out, d, buf, 2 + cw, row_lo, row_hi,
-                                                            r0, t0);
-    else
-      store_fragment_staged<kTok, !kSkinny, 8, kStoreInline>(out, d, buf, 2 + cw, row_lo, row_hi,
-                                                             r0, t0, kSkinny ? nullptr : bias_pre);
-  } else {
-    // d[4j + q]: weight row w (fragment row 16w + g, + 8 for q >= 2), token 8j + 2t + (q & 1);
-    // C's (token, w) element, or (w, token) when skinny.
-    const int w_lo = n0 + 64 * cw + row_lo, w_hi = n0 + 64 * cw + row_hi;
-    const int t = threadIdx.x % 4;
-    const int tokens = kSkinny ? ep.n : ep.m;
-    // (b: the weight row's bias_pre; a general epilogue where the tokens are C's rows takes it)
-    const auto put = [&](int tok, int w, float v, float b) {
-      if constexpr (kSkinny) out.store(w, tok, v);
-      else if (out.plain) out.store(tok, w, v);
-      else epilogue_store_biased(out, tok, w, v, b);
-    };
-#pragma unroll
-    for (int j = 0; j < kTok / 8; ++j) {
-      const int tok = t0 + 8 * j + 2 * t;
-      if (tok < tokens) {
-        put(tok, w_lo, d[4 * j + 0], bias_pre[0]);
-        put(tok, w_hi, d[4 * j + 2], bias_pre[1]);
-      }
-      if (tok + 1 < tokens) {
-        put(tok + 1, w_lo, d[4 * j + 1], bias_pre[0]);
-        put(tok + 1, w_hi, d[4 * j + 3], bias_pre[1]);
-      }
-    }
-  }
+  store_strip_tile<kTok, kSkinny, S::kConsumers>(ep.entry(entry, a.stride_c, a.stride_d), d, smem,
+                                                 cw, n0 + 64 * cw, row_lo, row_hi, t0, bias_pre);
 #endif
 }
 
