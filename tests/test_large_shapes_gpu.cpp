@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "ex_problem_util.h"
 #include "gpu_util.h"
 #include "kernel_check.h"
 #include "runtime/plan_choice.h"
@@ -135,17 +136,43 @@ TEST(LargeShapes, WgmmaSmallEveryPlanVariant) {
 
 // Every plan variant simt/sgemm offers gemm-tune (every tile it can take, forced depth splits:
 // KernelDesc::variants) computes the same product: each checked against fp64 under its
-// ForcePlan, on a decode shape, a small square and a skinny one, with misaligned rows.
+// ForcePlan, on a decode shape, a small square and skinny ones (8 columns; 40 and 24, the thin
+// tiles' with their partial column tile), with misaligned rows.
 TEST(LargeShapes, SgemmEveryPlanVariant) {
   GEMMLAB_REQUIRE_GPU();
-  const Shape shapes[] = {{24, 1000, 3001}, {300, 300, 300}, {2000, 8, 2000}};
+  const Shape shapes[] = {{24, 1000, 3001}, {300, 300, 300}, {2000, 8, 2000}, {3001, 40, 2001},
+                          {1000, 24, 3001}};
   check_variants_of_cases({{Precision::FP32, shapes[0], Op::N, Op::T, 0, true},
                            {Precision::FP32, shapes[0], Op::N, Op::T, 3, false},
                            {Precision::FP32, shapes[1], Op::N, Op::T, 0, true},
                            {Precision::FP32, shapes[1], Op::N, Op::T, 3, false},
                            {Precision::FP32, shapes[2], Op::N, Op::T, 0, true},
-                           {Precision::FP32, shapes[2], Op::N, Op::T, 3, false}},
+                           {Precision::FP32, shapes[2], Op::N, Op::T, 3, false},
+                           {Precision::FP32, shapes[3], Op::N, Op::N, 0, true},
+                           {Precision::FP32, shapes[3], Op::N, Op::N, 3, false},
+                           {Precision::FP32, shapes[4], Op::T, Op::N, 0, false},
+                           {Precision::FP32, shapes[4], Op::T, Op::T, 0, true}},
                           kFp32ProductionKernel, 2, "plans");
+}
+
+// simt/sgemm's 256 x 32 tile reads an A with 16-byte rows through a row-major shared tile
+// (warptile.cuh, kARows; ARowLoader's 16-byte copies, zero-filled past k and past m): aligned
+// rows with K off the 4-float chunk (lda = k + 3, k + 2) and off the 16-deep k-tile, a partial
+// last row tile, forced depth splits 1, 3 and 33 (two-level sums), the general epilogue (beta,
+// bias, GELU, a bf16 D) over a batch of 2, and the plain one.
+TEST(LargeShapes, SgemmThinRowMajorA) {
+  GEMMLAB_REQUIRE_GPU();
+  for (int splits : {1, 3, 33}) {
+    SCOPED_TRACE(splits);
+    const ForcePlan force(PlanChoice{6, splits});  // the 256 x 32 tile
+    ExSpec s;
+    s.m = 1000, s.n = 24, s.k = 3001, s.pad_a = 3, s.beta = 0.5f, s.bias = true;
+    s.act = Activation::GeluTanh, s.d_type = DType::BF16, s.batch = 2, s.seed = 40 + splits;
+    expect_correct(s, kFp32ProductionKernel);
+    ExSpec t;
+    t.m = 777, t.n = 32, t.k = 2050, t.pad_a = 2, t.seed = 50 + splits;
+    expect_correct(t, kFp32ProductionKernel);
+  }
 }
 
 // simt/sgemm's depth splits from 17 on sum in two levels (split_k.cuh: split_reduce): groups of

@@ -135,7 +135,7 @@ TEST(SgemmPlan, ConsistentOnEveryShape) {
   for (const DeviceDesc& dev : {kH100, kA100})
     for (const Dims& d : shapes())
       for (sgemm::Tile tile : {sgemm::Tile::k128x128, sgemm::Tile::k128x256, sgemm::Tile::k64x256,
-                               sgemm::Tile::k32x256})
+                               sgemm::Tile::k32x256, sgemm::Tile::k256x64, sgemm::Tile::k256x32})
         expect_sgemm_plan_consistent(d, tile, dev);
 }
 
@@ -225,6 +225,47 @@ TEST(SgemmPlan, DecodeRowsTakeTheNarrowTilesAndFillTheGpu) {
   }
   EXPECT_EQ(sgemm::plan_operands(problem({65, 4096, 4096}), true, true, kH100).tile,
             sgemm::Tile::k128x256);
+}
+
+// A thin output (N <= 64 columns, M > 64 rows): the 32- and 64-column tiles where their
+// instances exist (op(B) = B as the kernel runs it, A^T with 16-byte rows), split in depth until
+// they fill the GPU; a forced thin tile is ignored where no instance exists.
+TEST(SgemmPlan, ThinOutputsTakeTheThinTiles) {
+  struct Case {
+    Dims d;
+    Op a, b;
+    bool a_aligned;
+    sgemm::Tile tile;
+  };
+  for (const Case& c : {Case{{8192, 32, 8192}, Op::N, Op::N, true, sgemm::Tile::k256x32},
+                        Case{{8192, 30, 8191}, Op::N, Op::N, false, sgemm::Tile::k256x32},
+                        Case{{8192, 17, 8192}, Op::T, Op::N, true, sgemm::Tile::k256x32},
+                        Case{{8192, 33, 8192}, Op::N, Op::N, true, sgemm::Tile::k256x64},
+                        Case{{8192, 64, 8192}, Op::N, Op::T, true, sgemm::Tile::k256x64},
+                        Case{{8192, 64, 8192}, Op::T, Op::N, false, sgemm::Tile::k128x128},
+                        Case{{8192, 65, 8192}, Op::N, Op::N, true, sgemm::Tile::k128x256},
+                        Case{{64, 32, 8192}, Op::N, Op::N, true, sgemm::Tile::k64x256}}) {
+    SCOPED_TRACE(testing::Message() << c.d.m << "x" << c.d.n << "x" << c.d.k);
+    const sgemm::OperandPlan pl =
+        sgemm::plan_operands(problem(c.d, c.a, c.b), c.a_aligned, true, kH100);
+    EXPECT_EQ(pl.tile, c.tile);
+    if (!sgemm::thin_tile(c.tile)) continue;
+    EXPECT_EQ(pl.av, c.a_aligned && (c.a == Op::T || sgemm::a_rows_tile(c.tile)))
+        << "the 256 x 32 tile copies A's aligned rows 16 bytes at a time";
+    EXPECT_EQ(pl.transpose_b, c.b == Op::T) << "B, the small operand, copied to n-contiguous rows";
+    const sgemm::TilePlan L = sgemm::plan_tiles(c.d.m, c.d.n, c.d.k, sgemm::tile_shape(c.tile), kH100);
+    EXPECT_GT(L.work.splits, 1);
+    EXPECT_GE(L.blocks, kH100.sms);
+    EXPECT_EQ(L.work.sp.blocks(), 0);
+  }
+  // Forced (gemm-tune, the tuning table): taken where an instance exists, else the planner's.
+  const sgemm::Tile thin = sgemm::Tile::k256x32;
+  EXPECT_EQ(sgemm::plan_operands(problem({300, 300, 300}), true, true, kH100, true, &thin).tile,
+            thin);
+  EXPECT_EQ(sgemm::plan_operands(problem({300, 300, 300}, Op::T, Op::N), false, true, kH100, true,
+                                 &thin)
+                .tile,
+            sgemm::Tile::k128x128);
 }
 
 // gemv/small_m's swapped view of a skinny C (n <= 16 < m): the operands trade places with

@@ -31,6 +31,17 @@ __device__ __forceinline__ void cp_async_16_partial(void* smem, const void* gmem
 #endif
 }
 
+// cp_async_16_partial, and L2 fetches the whole aligned 256-byte block around the source from
+// DRAM: for an operand read 64 bytes per row and k-tile (simt/sgemm's row-major A tile), the next
+// k-tiles of each row arrive in the same DRAM burst.
+__device__ __forceinline__ void cp_async_16_partial_l2_256(void* smem, const void* gmem,
+                                                           int src_bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem)),
+               "l"(gmem), "r"(src_bytes));
+#endif
+}
+
 // Copy 4 bytes (any 4-byte-aligned address); zero-fill when `valid` is false.
 __device__ __forceinline__ void cp_async_4(void* smem, const void* gmem, bool valid) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800

@@ -27,10 +27,14 @@ struct AsyncLoader {
   //  kContigK: k = e % 8 + 8 * (i % 2): 8 lanes read 32 contiguous bytes of a row, 32 rows a pass
   //  kVec:     r = 4 * (e % (kRows / 4)), k = e / (kRows / 4): lanes walk a row segment
   //  else:     r = e % kRows,             k = e / kRows
-  static constexpr int kPerThread = kVec ? kRows * kBK / 4 / kThreads : kRows * kBK / kThreads;
+  // A narrow tile (op(B) of the 32-column tile: 128 chunks of 16 bytes) has fewer copies than
+  // threads: the threads past them copy nothing (kSpare).
+  static constexpr int kChunks = kVec ? kRows * kBK / 4 : kRows * kBK;  // copies per k-tile
+  static constexpr bool kSpare = kChunks < kThreads;
+  static constexpr int kPerThread = kSpare ? 1 : kChunks / kThreads;
   static constexpr int kKStep = kVec ? kThreads / (kRows / 4) : kThreads / kRows;  // k per i
-  static_assert(kPerThread >= 1 && (kContigK ? kRows % 32 == 0 : kKStep >= 1),
-                "every thread copies at least one element of each k-tile");
+  static_assert(kContigK ? kRows % 32 == 0 : kKStep >= 1 && (kSpare || kChunks % kThreads == 0),
+                "the copies of a k-tile spread evenly over the threads");
   const float* gp;  // this thread's first element of the next k-tile
   int ld;
   int rows_left;    // rows of op(X) from this thread's first row on (<= 0: none valid)
@@ -59,6 +63,9 @@ struct AsyncLoader {
   }
 
   __device__ __forceinline__ void load(float* Xs) {
+    if constexpr (kSpare) {
+      if (static_cast<int>(threadIdx.x) >= kChunks) return;
+    }
     if (kContigK) {
       const float* p = gp;
 #pragma unroll
@@ -86,6 +93,43 @@ struct AsyncLoader {
                    rows_left > 0 && i * kKStep < k_left);
       gp += static_cast<size_t>(kBK) * ld;
     }
+    k_left -= kBK;
+  }
+};
+
+// A row-major A tile (warptile.cuh, kARows): A stored with k contiguous in 16-byte aligned rows,
+// each k-tile's kRows x 16 floats copied 16 bytes at a time into As[r][k], row r's chunk c (k =
+// 4c..4c+3) at chunk c ^ (r / 4 % 4). Four lanes copy one row's 64 bytes (whole sectors); rows
+// past the operand and k past its depth are zero-filled (src-size).
+template <int kRows>
+struct ARowLoader {
+  static constexpr int kBK = 16, kThreads = 256;
+  static constexpr int kPerThread = kRows * kBK / 4 / kThreads;  // 16-byte chunks
+  static constexpr int kRowStep = kThreads / 4;                  // rows per pass
+  static_assert(kPerThread >= 1 && kRows % kRowStep == 0, "whole passes of 64 rows");
+  const float* gp;  // this thread's chunk of its first row, next k-tile
+  int ld;
+  int rows_left;  // rows from this thread's first row on
+  int k_left;     // depth from this thread's chunk of the next k-tile on
+  int soff;       // shared offset (floats) of its first chunk
+
+  __device__ __forceinline__ ARowLoader(const float* ptr, int ld_, int rows, int k, int r0, int k0)
+      : ld(ld_) {
+    const int r = threadIdx.x / 4, c = threadIdx.x % 4;
+    rows_left = rows - r0 - r;
+    k_left = k - k0 - 4 * c;
+    soff = r * kBK + ((c ^ (r / 4 % 4)) * 4);  // r + kRowStep * i keeps r / 4 % 4
+    gp = ptr + static_cast<size_t>(min(r0 + r, rows - 1)) * ld + (k0 + 4 * c);
+  }
+
+  __device__ __forceinline__ void load(float* Xs) {
+    const int bytes = max(0, min(k_left, 4)) * 4;
+#pragma unroll
+    for (int i = 0; i < kPerThread; ++i)
+      cp_async_16_partial_l2_256(Xs + soff + i * kRowStep * kBK,
+                                 gp + static_cast<size_t>(i * kRowStep) * ld,
+                                 i * kRowStep < rows_left ? bytes : 0);
+    gp += kBK;
     k_left -= kBK;
   }
 };

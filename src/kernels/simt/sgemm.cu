@@ -14,9 +14,10 @@
 //   the SMs the last wave leaves idle, instead of a wave of nearly empty tiles;
 // - misaligned rows on a 16-byte path (ld % 4 != 0) and B^T: copied once to aligned (or
 //   transposed) rows when that is cheap next to the GEMM;
-// - four tiles (128 x 128 two blocks per SM; 128 x 256 with 8 x 16 per thread, fewer LDS per
+// - six tiles (128 x 128 two blocks per SM; 128 x 256 with 8 x 16 per thread, fewer LDS per
 //   FFMA; 64 x 256 and 32 x 256 for decode rows, M <= 64 and M <= 32, where a 128-row tile
-//   computes 2-8 times the rows it keeps) and 4 or 8 pipeline stages, chosen by the planner
+//   computes 2-8 times the rows it keeps; 256 x 64 and 256 x 32, their transposes, for thin
+//   outputs, N <= 64) and 4 or 8 pipeline stages, chosen by the planner
 //   (sgemm_plan.h), which config() and launch() share, or forced by gemm-tune's table (the tile
 //   and depth splits: variants()). The device side is sgemm_kernel.cuh.
 // Seed: beyond the seeds (production).
@@ -99,6 +100,18 @@ Picked pick(bool at, bool bt, bool av, bool bv, const TilePlan& L) {
     if (!L.deep) return prepared<W, false, false, false, true>(loop);
     if (loop == Loop::kSplit) return prepared_f<W, false, false, false, true, Loop::kSplit, 8>();
     return prepared_f<W, false, false, false, true, Loop::kCarry, 8>();
+  } else if constexpr (thin_tile(kTile)) {  // thin tiles: thin_layout's cases only
+    if (bt || (at && !av)) return {nullptr, cudaErrorNotSupported, 0};
+    if constexpr (a_rows_tile(kTile)) {
+      if (!at && av)  // A's rows 16-byte aligned: a row-major A tile (kARows)
+        return bv ? prepared<kTile, false, false, true, true>(loop)
+                  : prepared<kTile, false, false, true, false>(loop);
+    }
+    if (!at)  // the k-major A tile and its 4-byte copies
+      return bv ? prepared<kTile, false, false, false, true>(loop)
+                : prepared<kTile, false, false, false, false>(loop);
+    return bv ? prepared<kTile, true, false, true, true>(loop)
+              : prepared<kTile, true, false, true, false>(loop);
   } else if constexpr (kTile != Tile::k128x128) {  // decode tiles: A^T on the 4-byte loader
     if (!at && bt) return prepared<kTile, false, true, false, false>(loop);
     if (at && bt) return prepared<kTile, true, true, false, false>(loop);
@@ -176,12 +189,15 @@ auto with_tile(Tile t, F&& f) {
     case Tile::k128x256: return f(integral_constant<Tile, Tile::k128x256>{});
     case Tile::k64x256: return f(integral_constant<Tile, Tile::k64x256>{});
     case Tile::k32x256: return f(integral_constant<Tile, Tile::k32x256>{});
+    case Tile::k256x64: return f(integral_constant<Tile, Tile::k256x64>{});
+    case Tile::k256x32: return f(integral_constant<Tile, Tile::k256x32>{});
     default: return f(integral_constant<Tile, Tile::k128x128>{});
   }
 }
 
-constexpr const char* kTileNames[] = {"128x128", "128x256", "64x256", "32x256", nullptr};
-constexpr int kTileCount = 4;
+constexpr const char* kTileNames[] = {"128x128", "128x256", "64x256", "32x256",
+                                      "256x64",  "256x32",  nullptr};
+constexpr int kTileCount = 6;
 
 // The tile a ForcePlan on this thread asks for (runtime/plan_choice.h), or null.
 const Tile* forced_tile(Tile* storage) {
@@ -287,7 +303,8 @@ extern const KernelDesc kSimtSgemm = {
     .family = "simt",
     .seed = "beyond the seeds (production)",
     .summary = "step 15's pipeline (4-8 stages, 16 B or 4 B copies by layout/alignment) in "
-               "128x256 or 128x128 blocks (64x256, 32x256 for decode rows), ordered split-k for "
+               "128x256 or 128x128 blocks (64x256, 32x256 for decode rows, 256x64, 256x32 for thin "
+               "outputs), ordered split-k for "
                "small grids, stream-k tail for a badly filled last wave, thin edge strips, "
                "misaligned or transposed B copied once when cheap",
     .dtypes = kFP32,

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <algorithm>
+#include <type_traits>
 
 #include "kernels/common/split_k.cuh"
 #include "kernels/simt/async_loader.cuh"
@@ -17,17 +18,19 @@
 namespace gemmlab {
 namespace sgemm {
 
-// The block tiles (sgemm_plan.h): 128 x 128, 64 x 256 and 32 x 256 at <= 128 registers so two
-// blocks share an SM; 128 x 256 with 8 x 16 per thread (fewer LDS per FFMA), one block per SM.
+// The block tiles (sgemm_plan.h): 128 x 128, 64 x 256, 32 x 256, 256 x 64 and 256 x 32 at <= 128
+// registers so two blocks share an SM; 128 x 256 with 8 x 16 per thread (fewer LDS per FFMA), one
+// block per SM.
 // kStages k-tiles in flight: 4, or 8 for the 128 x 256 tile on long k loops, where its one block
 // per SM has the shared memory to spare.
 template <Tile kTile>
 constexpr int kBlocksPerSm = tile_shape(kTile).blocks_per_sm;
 
-template <Tile kTile, int kStages_ = 4>
+// kARows: A (op N, 16-byte rows) in a row-major shared tile (warptile.cuh): the 256 x 32 tile.
+template <Tile kTile, int kStages_ = 4, bool kARows = false>
 struct Cfg {
   static constexpr TileShape kShape = tile_shape(kTile);
-  using WT = simt_wt::WarpTile<kShape.tn, kShape.warps_m()>;
+  using WT = simt_wt::WarpTile<kShape.tn, kShape.warps_m(), kARows>;
   static_assert(WT::kBM == kShape.bm && WT::kBN == kShape.bn, "the planner's tile");
   static constexpr int kStages = kStages_;
   static constexpr int kStageA = kBK * WT::kLdA, kStageB = kBK * WT::kLdB;  // floats
@@ -38,16 +41,19 @@ struct Cfg {
   static constexpr int kSmemBytes = std::max(kTileSmemBytes, strips::kSmemBytes);
 };
 
-// One kernel instance: the tile, the transposes, 16-byte loaders for A^T / B, the k loop, the
-// pipeline depth, and whether the grid has a stream-k tail.
+// One kernel instance: the tile, the transposes, 16-byte loaders for A^T / B (and for A itself
+// on the 256 x 32 tile: kARows), the k loop, the pipeline depth, and whether the grid has a stream-k
+// tail.
 template <Tile kTile_, bool kAT_, bool kBT_, bool kAVec_, bool kBVec_, Loop kLoop_, int kStages_,
           bool kStreamK_>
 struct Variant {
   static constexpr Tile kTile = kTile_;
   static constexpr int kStages = kStages_;
   static constexpr bool kAT = kAT_, kBT = kBT_, kAVec = kAVec_, kBVec = kBVec_, kStreamK = kStreamK_;
+  static constexpr bool kARows = !kAT && kAVec;
+  static_assert(!kARows || a_rows_tile(kTile), "a row-major A only on the 256 x 32 tile");
   static constexpr Loop kLoop = kLoop_;
-  using C = Cfg<kTile, kStages>;
+  using C = Cfg<kTile, kStages, kARows>;
   using WT = typename C::WT;
 };
 
@@ -67,7 +73,7 @@ struct Scratch {
 template <class V>
 struct TileLoaders {
   using WT = typename V::WT;
-  AsyncLoader<WT::kBM, WT::kLdA, !V::kAT, V::kAVec> a;
+  std::conditional_t<V::kARows, ARowLoader<WT::kBM>, AsyncLoader<WT::kBM, WT::kLdA, !V::kAT, V::kAVec>> a;
   AsyncLoader<WT::kBN, WT::kLdB, V::kBT, V::kBVec> b;
   __device__ __forceinline__ TileLoaders(const float* A, int lda, const float* B, int ldb,
                                          const Epilogue& ep, int k, TileCoord t, int kt0)
@@ -77,13 +83,13 @@ struct TileLoaders {
 // k_tiles k-tiles through the cp.async pipeline from where the loaders stand, accumulated into
 // acc (not zeroed here); tail_steps != 0 (kSplit only): the last k-tile holds only that many rows.
 // Ends with cp_async_wait<0>: no copy still targets shared memory.
-template <Tile kTile, Loop kLoop, int kStages, typename Loaders>
+template <Tile kTile, Loop kLoop, int kStages, bool kARows, typename Loaders>
 __device__ __forceinline__ void multiply_k_tiles(Loaders& ld, int k_tiles, int tail_steps,
                                                  float* As, float* Bs,
-                                                 const typename Cfg<kTile, kStages>::WT::Pos& pos,
+                                                 const typename Cfg<kTile, kStages, kARows>::WT::Pos& pos,
                                                  bool active,
-                                                 float (&acc)[8][Cfg<kTile, kStages>::WT::kCols]) {
-  using C = Cfg<kTile, kStages>;
+                                                 float (&acc)[8][Cfg<kTile, kStages, kARows>::WT::kCols]) {
+  using C = Cfg<kTile, kStages, kARows>;
   using WT = typename C::WT;
   auto& la = ld.a;
   auto& lb = ld.b;
@@ -176,7 +182,7 @@ __device__ __forceinline__ void stream_k_block(const float* A, int lda, const fl
       const TileCoord t = main_tile<V>(sk.first_tile + seg.tile, w);
       TileLoaders<V> ld(A, lda, B, ldb, ep, k, t, seg.k_begin);
       WT::zero(acc);
-      multiply_k_tiles<V::kTile, V::kLoop, V::kStages>(ld, seg.k_end - seg.k_begin, 0, As, Bs, pos,
+      multiply_k_tiles<V::kTile, V::kLoop, V::kStages, V::kARows>(ld, seg.k_end - seg.k_begin, 0, As, Bs, pos,
                                                      WT::warp_active(pos, t.row0, t.col0, ep),
                                                      acc);
     }
@@ -233,7 +239,7 @@ __global__ void __launch_bounds__(256, kBlocksPerSm<V::kTile>)
   const bool active = WT::warp_active(pos, t.row0, t.col0, ep);
   TileLoaders<V> ld(A, lda, B, ldb, ep, k, t, kt0);
   WT::zero(acc);
-  multiply_k_tiles<V::kTile, V::kLoop, V::kStages>(ld, k_tiles, tail_steps, As, Bs, pos, active, acc);
+  multiply_k_tiles<V::kTile, V::kLoop, V::kStages, V::kARows>(ld, k_tiles, tail_steps, As, Bs, pos, active, acc);
   if (V::kLoop == Loop::kSplit && w.splits > 1) {  // split_k.cuh: publish; the last block sums
     const int tile = block / w.splits;
     if (!WT::reduce_partials(s.tile_parts + static_cast<int64_t>(tile) * w.splits * WT::kPartialFloats,

@@ -38,13 +38,21 @@ OperandPlan plan_operands(const GemmProblem& p, bool a_aligned, bool b_aligned,
   const bool wide = (!at && !bt_run && pl.bv) ||
                     (long_unsplit && ((!at && bt_run) || (at && !bt_run && pl.av && pl.bv)));
   pl.tile = wide ? Tile::k128x256 : Tile::k128x128;
-  // Decode: few rows, so the 32- and 64-row tiles.
-  if (p.m <= 64) pl.tile = p.m <= 32 ? Tile::k32x256 : Tile::k64x256;
-  if (forced != nullptr && (*forced != Tile::k128x256 || (!at && !bt_run && pl.bv)))
+  // Decode: few rows, so the 32- and 64-row tiles. A thin output: few columns, the 32- and
+  // 64-column ones.
+  const bool thin_ok = thin_layout(at, bt_run, pl.av);
+  if (p.m <= 64)
+    pl.tile = p.m <= 32 ? Tile::k32x256 : Tile::k64x256;
+  else if (p.n <= 64 && thin_ok)
+    pl.tile = p.n <= 32 ? Tile::k256x32 : Tile::k256x64;
+  if (forced != nullptr && (*forced != Tile::k128x256 || (!at && !bt_run && pl.bv)) &&
+      (!thin_tile(*forced) || thin_ok))
     pl.tile = *forced;
   // The decode tiles' A^T takes the 4-byte loader (the 16-byte one needs 64 rows, and A is the
-  // small operand there).
+  // small operand there). The 256 x 32 tile copies an A with 16-byte rows 16 bytes at a time
+  // into a row-major tile (A is the operand streamed there).
   if (decode_tile(pl.tile)) pl.realign_a = false, pl.av = false;
+  if (a_rows_tile(pl.tile) && !at) pl.av = a_aligned;
   return pl;
 }
 

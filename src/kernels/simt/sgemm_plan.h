@@ -26,10 +26,14 @@ enum class Loop { kPlain, kCarry, kSplit };
 //   128 x 128: warps 4 x 2, 8 x 8 per thread, two blocks per SM;
 //   128 x 256: warps 4 x 2, 8 x 16 per thread, one block per SM;
 //   64 x 256:  warps 2 x 4, 8 x 8 per thread, two blocks per SM (m <= 64);
-//   32 x 256:  warps 1 x 8, 8 x 4 per thread, two blocks per SM (m <= 32).
+//   32 x 256:  warps 1 x 8, 8 x 4 per thread, two blocks per SM (m <= 32);
+//   256 x 64:  warps 8 x 1, 8 x 8 per thread, two blocks per SM (n <= 64);
+//   256 x 32:  warps 8 x 1, 8 x 4 per thread, two blocks per SM (n <= 32).
 // A decode problem (M = 17..64 rows against a big weight matrix) on a 128-row tile computes 2-8
-// times the rows it keeps, on too few tiles to fill the GPU (32 x 4096 x 14336: 16 tiles).
-enum class Tile { k128x128, k128x256, k64x256, k32x256 };
+// times the rows it keeps, on too few tiles to fill the GPU (32 x 4096 x 14336: 16 tiles). A thin
+// output (N <= 64 columns, big M and K: the decode tiles' transpose) likewise computes 2-8 times
+// the columns it keeps on a 128-column tile, while A, read once, bounds the time.
+enum class Tile { k128x128, k128x256, k64x256, k32x256, k256x64, k256x32 };
 struct TileShape {
   int tn, bm, bn, warp_m, warp_n, blocks_per_sm;  // tn: 4-wide column sub-tiles per thread
   constexpr int warps_m() const { return bm / warp_m; }
@@ -40,6 +44,8 @@ constexpr TileShape tile_shape(Tile t) {
     case Tile::k128x256: return {4, 128, 256, 32, 128, 1};
     case Tile::k64x256: return {2, 64, 256, 32, 64, 2};
     case Tile::k32x256: return {1, 32, 256, 32, 32, 2};
+    case Tile::k256x64: return {2, 256, 64, 32, 64, 2};
+    case Tile::k256x32: return {1, 256, 32, 32, 32, 2};
     default: return {2, 128, 128, 32, 64, 2};
   }
 }
@@ -48,7 +54,8 @@ constexpr TileShape tile_shape(Tile t) {
 struct OperandPlan {
   bool realign_a, realign_b;  // op(A) = A^T / op(B) = B stored with misaligned rows: copy first
   bool transpose_b;           // op(B) = B^T: copy it transposed and run as op(B) = B
-  bool av, bv;                // 16-byte loaders for A^T / B (rows aligned, as given or copied)
+  bool av, bv;                // 16-byte loaders for A^T / B (rows aligned, as given or copied);
+                              // av on a thin tile with op(A) = A: A's rows 16-byte aligned
   Tile tile;                  // the block tile
 };
 // a_aligned / b_aligned: A / B rows are 16-byte aligned (pointer and ld). copies: whether scratch
@@ -58,6 +65,14 @@ struct OperandPlan {
 OperandPlan plan_operands(const GemmProblem& p, bool a_aligned, bool b_aligned,
                           const DeviceDesc& dev, bool copies = true, const Tile* forced = nullptr);
 constexpr bool decode_tile(Tile t) { return t == Tile::k64x256 || t == Tile::k32x256; }
+constexpr bool thin_tile(Tile t) { return t == Tile::k256x64 || t == Tile::k256x32; }
+// The tile whose A (op N, 16-byte rows) goes to a row-major shared tile by 16-byte copies
+// (warptile.cuh, kARows). Not 256 x 64: its 8 x 8 accumulators and 8 rows of 4 k-steps spill at
+// the 128-register cap of two blocks per SM.
+constexpr bool a_rows_tile(Tile t) { return t == Tile::k256x32; }
+// The thin tiles' instances: op(B) = B as the tile kernel runs it (B^T transposed by its copy,
+// cheap: B is the small operand), and A^T only with 16-byte rows.
+constexpr bool thin_layout(bool at, bool bt_run, bool av) { return !bt_run && (!at || av); }
 // A copy of a rows x cols fp32 operand pays when it is cheap next to the GEMM.
 bool worth_copying(const GemmProblem& p, int64_t rows, int64_t cols);
 

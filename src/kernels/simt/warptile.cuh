@@ -13,7 +13,8 @@
 //   kTN = 2: thread 8 x 8,  warp 32 x 64,  block 128 x 128 (4 LDS.128 per 64 FFMA)
 //   kTN = 4: thread 8 x 16, warp 32 x 128, block 128 x 256 (6 LDS.128 per 128 FFMA)
 //   kTN = 2, kWarpsM = 2: block 64 x 256; kTN = 1, kWarpsM = 1: thread 8 x 4, block 32 x 256
-//   (simt/sgemm's tiles for decode: M <= 64 and M <= 32 rows)
+//   (simt/sgemm's tiles for decode: M <= 64 and M <= 32 rows); kWarpsM = 8, kTN = 2 or 1: blocks
+//   256 x 64 and 256 x 32 (its tiles for thin outputs, N <= 64 and N <= 32)
 // Inside a warp, lanes form 4 (m) x 8 (n): lane_row = lane / 8, lane_col = lane % 8. A thread owns
 // 2 x kTN sub-tiles of 4 x 4:
 //   rows  wm + s*16 + lane_row*4 + i   (s = 0..1, i = 0..3)
@@ -30,7 +31,15 @@
 namespace gemmlab {
 namespace simt_wt {
 
-template <int kTN, int kWarpsM = 4>
+// kARows: A's shared tile is row-major instead (As[r][k], kARowK floats per row, the 16-byte
+// chunks of row r at chunk ^ (r / 4 % 4): ARowLoader in async_loader.cuh), filled by 16-byte
+// copies from an A stored with k contiguous. The k-major layout needs a 4-byte copy per element
+// for such an A (it transposes on the way in); for the thin-output tiles, where A is the operand
+// streamed from HBM, those copies were the bottleneck (8192 x 32 x 8192: 0.18 ms NN vs 0.14 ms
+// TN, whose A^T takes 16-byte copies). A thread then reads 4 k-steps of each of its 8 rows with
+// one float4 (2 LDS.128 per k-step, as before); the XOR makes the 4 rows a warp reads at once
+// (4 apart) fall in distinct banks.
+template <int kTN, int kWarpsM = 4, bool kARows = false>
 struct WarpTile {
   static constexpr int kThreads = 256;
   static constexpr int kWarpsN = 8 / kWarpsM;  // warps along m x along n = the 8 warps
@@ -39,7 +48,9 @@ struct WarpTile {
   static constexpr int kBM = kWarpsM * kWarpM, kBN = kWarpsN * kWarpN;
   static constexpr int kCols = 4 * kTN;  // outputs per thread along n
   // Shared row strides (floats): 16-byte aligned rows, skewed by 4 banks for transposing stores.
-  static constexpr int kLdA = kBM + 4, kLdB = kBN + 4;
+  // With kARows, kLdA * 16 is still the A stage's size (kBM rows of 16).
+  static constexpr int kLdA = kARows ? kBM : kBM + 4, kLdB = kBN + 4;
+  static constexpr int kARowK = 16;  // floats per row of a row-major A tile (one k-tile)
 
   struct Pos {
     int a_off, b_off;  // this thread's first A / B element inside a shared k-row
@@ -80,18 +91,55 @@ struct WarpTile {
       for (int j = 0; j < kCols; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
   }
 
+  // Row-major A (kARows): this thread's 8 rows, 4 k-steps each, at k-step group g of As.
+  static __device__ __forceinline__ void load_a_rows(float4 (&a)[8], const float* As, int g,
+                                                     const Pos& p) {
+    const int chunk = (g ^ (threadIdx.x % 32 / 8)) * 4;  // r / 4 % 4 == lane_row for all 8
+#pragma unroll
+    for (int s = 0; s < 2; ++s)
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        a[s * 4 + i] = *reinterpret_cast<const float4*>(As + (p.a_off + s * 16 + i) * kARowK + chunk);
+  }
+  static __device__ __forceinline__ float part(const float4& v, int c) {
+    return c == 0 ? v.x : c == 1 ? v.y : c == 2 ? v.z : v.w;
+  }
+  // acc += the k-steps [4 g, 4 g + n) of a row-major A tile (n <= 4).
+  static __device__ __forceinline__ void mma_group(float (&acc)[8][kCols], const float* As,
+                                                   const float* Bs, int g, int n, const Pos& p) {
+    float4 a[8];
+    load_a_rows(a, As, g, p);
+#pragma unroll
+    for (int c = 0; c < 4; ++c) {
+      if (c >= n) break;
+      Frag f;
+#pragma unroll
+      for (int t = 0; t < kTN; ++t)
+        f.b[t] = *reinterpret_cast<const float4*>(Bs + (4 * g + c) * kLdB + p.b_off + 32 * t);
+      f.a[0] = make_float4(part(a[0], c), part(a[1], c), part(a[2], c), part(a[3], c));
+      f.a[1] = make_float4(part(a[4], c), part(a[5], c), part(a[6], c), part(a[7], c));
+      fma_frag(acc, f);
+    }
+  }
+
   // acc += As[0..BK) x Bs[0..BK) for one shared k-tile. Fragments are double-buffered in
   // registers: the LDS for step kk+1 are issued before the FFMAs of step kk, so their latency
   // hides behind arithmetic instead of stalling the warp.
   template <int BK>
   static __device__ __forceinline__ void mma_ktile(float (&acc)[8][kCols], const float* As,
                                                    const float* Bs, const Pos& p) {
-    Frag f[2];
-    load_frag(f[0], As, Bs, p);
+    if constexpr (kARows) {
+      static_assert(BK == kARowK, "one row-major A tile per k-tile");
 #pragma unroll
-    for (int kk = 0; kk < BK; ++kk) {
-      if (kk + 1 < BK) load_frag(f[(kk + 1) & 1], As + (kk + 1) * kLdA, Bs + (kk + 1) * kLdB, p);
-      fma_frag(acc, f[kk & 1]);
+      for (int g = 0; g < BK / 4; ++g) mma_group(acc, As, Bs, g, 4, p);
+    } else {
+      Frag f[2];
+      load_frag(f[0], As, Bs, p);
+#pragma unroll
+      for (int kk = 0; kk < BK; ++kk) {
+        if (kk + 1 < BK) load_frag(f[(kk + 1) & 1], As + (kk + 1) * kLdA, Bs + (kk + 1) * kLdB, p);
+        fma_frag(acc, f[kk & 1]);
+      }
     }
   }
 
@@ -100,11 +148,16 @@ struct WarpTile {
   // spend 16 FFMA steps on one row of data.
   static __device__ __forceinline__ void mma_ksteps(float (&acc)[8][kCols], const float* As,
                                                     const float* Bs, const Pos& p, int steps) {
+    if constexpr (kARows) {
 #pragma unroll 1
-    for (int kk = 0; kk < steps; ++kk) {
-      Frag f;
-      load_frag(f, As + kk * kLdA, Bs + kk * kLdB, p);
-      fma_frag(acc, f);
+      for (int g = 0; 4 * g < steps; ++g) mma_group(acc, As, Bs, g, steps - 4 * g, p);
+    } else {
+#pragma unroll 1
+      for (int kk = 0; kk < steps; ++kk) {
+        Frag f;
+        load_frag(f, As + kk * kLdA, Bs + kk * kLdB, p);
+        fma_frag(acc, f);
+      }
     }
   }
 
@@ -120,6 +173,7 @@ struct WarpTile {
                                                          const float* Bs_next, bool has_next,
                                                          const Pos& p) {
     static_assert(BK % 2 == 0, "step 0 of the next k-tile lands in f[0]");
+    static_assert(!kARows, "the carried loop reads a k-major A");
     Frag f[2];
     f[0] = f0;
 #pragma unroll
