@@ -159,19 +159,27 @@ TEST(LargeShapes, SgemmEveryPlanVariant) {
 // (warptile.cuh, kARows; ARowLoader's 16-byte copies, zero-filled past k and past m): aligned
 // rows with K off the 4-float chunk (lda = k + 3, k + 2) and off the 16-deep k-tile, a partial
 // last row tile, forced depth splits 1, 3 and 33 (two-level sums), the general epilogue (beta,
-// bias, GELU, a bf16 D) over a batch of 2, and the plain one.
+// bias, GELU, a bf16 D) over a batch of 2, and the plain one with B's rows misaligned too (4-byte
+// copies). The 256 x 64 tile (k-major A) on the same kind of problem.
 TEST(LargeShapes, SgemmThinRowMajorA) {
   GEMMLAB_REQUIRE_GPU();
   for (int splits : {1, 3, 33}) {
     SCOPED_TRACE(splits);
-    const ForcePlan force(PlanChoice{6, splits});  // the 256 x 32 tile
-    ExSpec s;
-    s.m = 1000, s.n = 24, s.k = 3001, s.pad_a = 3, s.beta = 0.5f, s.bias = true;
-    s.act = Activation::GeluTanh, s.d_type = DType::BF16, s.batch = 2, s.seed = 40 + splits;
-    expect_correct(s, kFp32ProductionKernel);
-    ExSpec t;
-    t.m = 777, t.n = 32, t.k = 2050, t.pad_a = 2, t.seed = 50 + splits;
-    expect_correct(t, kFp32ProductionKernel);
+    {
+      const ForcePlan force(PlanChoice{6, splits});  // the 256 x 32 tile
+      ExSpec s;
+      s.m = 1000, s.n = 24, s.k = 3001, s.pad_a = 3, s.beta = 0.5f, s.bias = true;
+      s.act = Activation::GeluTanh, s.d_type = DType::BF16, s.batch = 2, s.seed = 40 + splits;
+      expect_correct(s, kFp32ProductionKernel);
+      ExSpec t;
+      t.m = 777, t.n = 31, t.k = 2050, t.pad_a = 2, t.seed = 50 + splits;
+      expect_correct(t, kFp32ProductionKernel);
+    }
+    const ForcePlan force(PlanChoice{5, splits});  // the 256 x 64 tile
+    ExSpec u;
+    u.m = 600, u.n = 52, u.k = 3001, u.pad_a = 3, u.beta = -1.f, u.bias = true;
+    u.act = Activation::SiLU, u.seed = 60 + splits;
+    expect_correct(u, kFp32ProductionKernel);
   }
 }
 

@@ -51,6 +51,16 @@ __device__ __forceinline__ void cp_async_4(void* smem, const void* gmem, bool va
 #endif
 }
 
+// cp_async_4 with the same 256-byte L2 prefetch (a k-major tile's 4-byte copies of an A stored
+// with k contiguous: 64 bytes per row and k-tile).
+__device__ __forceinline__ void cp_async_4_l2_256(void* smem, const void* gmem, bool valid) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  const int src_bytes = valid ? 4 : 0;
+  asm volatile("cp.async.ca.shared.global.L2::256B [%0], [%1], 4, %2;\n" ::"r"(smem_addr(smem)),
+               "l"(gmem), "r"(src_bytes));
+#endif
+}
+
 __device__ __forceinline__ void cp_async_commit() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile("cp.async.commit_group;\n" ::);

@@ -18,7 +18,8 @@ namespace gemmlab {
 // Copies one operand's kBK x kRows tiles into shared memory Xs[k][r] (r = row of op(A) or column
 // of op(B), row stride kLd), one k-tile per load() call, in order. kContigK: X's contiguous
 // direction is k. kVec: 16-byte copies (only when r is contiguous and rows are 16-byte aligned).
-template <int kRows, int kLd, bool kContigK, bool kVec>
+// kL2Prefetch (kContigK): each row's 64 bytes ask L2 for its 256-byte block (cp_async_4_l2_256).
+template <int kRows, int kLd, bool kContigK, bool kVec, bool kL2Prefetch = false>
 struct AsyncLoader {
   static constexpr int kBK = 16;  // k-tile depth: the k-contiguous copy is 2 x 8 lanes deep
   static_assert(!(kContigK && kVec), "the k-contiguous loader transposes element by element");
@@ -71,9 +72,13 @@ struct AsyncLoader {
 #pragma unroll
       for (int j = 0; j < kRows / 32; ++j) {  // rows r + 32 j
 #pragma unroll
-        for (int h = 0; h < 2; ++h)  // k = kk + 8 h
-          cp_async_4(Xs + soff + h * 8 * kLd + 32 * j, p + 8 * h,
-                     32 * j < rows_left && 8 * h < k_left);
+        for (int h = 0; h < 2; ++h) {  // k = kk + 8 h
+          const bool valid = 32 * j < rows_left && 8 * h < k_left;
+          if constexpr (kL2Prefetch)
+            cp_async_4_l2_256(Xs + soff + h * 8 * kLd + 32 * j, p + 8 * h, valid);
+          else
+            cp_async_4(Xs + soff + h * 8 * kLd + 32 * j, p + 8 * h, valid);
+        }
         p += static_cast<size_t>(32) * ld;
       }
       gp += kBK;

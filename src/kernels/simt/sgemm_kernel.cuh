@@ -73,7 +73,10 @@ struct Scratch {
 template <class V>
 struct TileLoaders {
   using WT = typename V::WT;
-  std::conditional_t<V::kARows, ARowLoader<WT::kBM>, AsyncLoader<WT::kBM, WT::kLdA, !V::kAT, V::kAVec>> a;
+  // A k-major A tile of a thin tile: 4-byte copies of the streamed operand, with L2 prefetch.
+  std::conditional_t<V::kARows, ARowLoader<WT::kBM>,
+                     AsyncLoader<WT::kBM, WT::kLdA, !V::kAT, V::kAVec, !V::kAT && thin_tile(V::kTile)>>
+      a;
   AsyncLoader<WT::kBN, WT::kLdB, V::kBT, V::kBVec> b;
   __device__ __forceinline__ TileLoaders(const float* A, int lda, const float* B, int ldb,
                                          const Epilogue& ep, int k, TileCoord t, int kt0)
