@@ -160,7 +160,8 @@ TEST(LargeShapes, SgemmEveryPlanVariant) {
 // rows with K off the 4-float chunk (lda = k + 3, k + 2) and off the 16-deep k-tile, a partial
 // last row tile, forced depth splits 1, 3 and 33 (two-level sums), the general epilogue (beta,
 // bias, GELU, a bf16 D) over a batch of 2, and the plain one with B's rows misaligned too (4-byte
-// copies). The 256 x 64 tile (k-major A) on the same kind of problem.
+// copies). The 256 x 64 tile and the 64 x 256 decode tile (k-major A) on the same kind of
+// problem.
 TEST(LargeShapes, SgemmThinRowMajorA) {
   GEMMLAB_REQUIRE_GPU();
   for (int splits : {1, 3, 33}) {
@@ -175,11 +176,17 @@ TEST(LargeShapes, SgemmThinRowMajorA) {
       t.m = 777, t.n = 31, t.k = 2050, t.pad_a = 2, t.seed = 50 + splits;
       expect_correct(t, kFp32ProductionKernel);
     }
-    const ForcePlan force(PlanChoice{5, splits});  // the 256 x 64 tile
-    ExSpec u;
-    u.m = 600, u.n = 52, u.k = 3001, u.pad_a = 3, u.beta = -1.f, u.bias = true;
-    u.act = Activation::SiLU, u.seed = 60 + splits;
-    expect_correct(u, kFp32ProductionKernel);
+    {
+      const ForcePlan force(PlanChoice{5, splits});  // the 256 x 64 tile
+      ExSpec u;
+      u.m = 600, u.n = 52, u.k = 3001, u.pad_a = 3, u.beta = -1.f, u.bias = true;
+      u.act = Activation::SiLU, u.seed = 60 + splits;
+      expect_correct(u, kFp32ProductionKernel);
+    }
+    const ForcePlan force(PlanChoice{3, splits});  // the 64 x 256 decode tile
+    ExSpec v;
+    v.m = 50, v.n = 1000, v.k = 3001, v.pad_a = 3, v.beta = 0.5f, v.seed = 70 + splits;
+    expect_correct(v, kFp32ProductionKernel);
   }
 }
 
