@@ -42,8 +42,8 @@ struct Cfg {
 };
 
 // One kernel instance: the tile, the transposes, 16-byte loaders for A^T / B (and for A itself
-// on the 256 x 32 tile: kARows), the k loop, the pipeline depth, and whether the grid has a stream-k
-// tail.
+// on the 256 x 32 tile: kARows), the k loop, the pipeline depth, and whether the grid has a
+// stream-k tail.
 template <Tile kTile_, bool kAT_, bool kBT_, bool kAVec_, bool kBVec_, Loop kLoop_, int kStages_,
           bool kStreamK_>
 struct Variant {
@@ -74,8 +74,9 @@ template <class V>
 struct TileLoaders {
   using WT = typename V::WT;
   // A k-major A tile of a thin tile: 4-byte copies of the streamed operand, with L2 prefetch.
+  static constexpr bool kAPrefetch = !V::kAT && thin_tile(V::kTile);
   std::conditional_t<V::kARows, ARowLoader<WT::kBM>,
-                     AsyncLoader<WT::kBM, WT::kLdA, !V::kAT, V::kAVec, !V::kAT && thin_tile(V::kTile)>>
+                     AsyncLoader<WT::kBM, WT::kLdA, !V::kAT, V::kAVec, kAPrefetch>>
       a;
   AsyncLoader<WT::kBN, WT::kLdB, V::kBT, V::kBVec> b;
   __device__ __forceinline__ TileLoaders(const float* A, int lda, const float* B, int ldb,
@@ -86,13 +87,12 @@ struct TileLoaders {
 // k_tiles k-tiles through the cp.async pipeline from where the loaders stand, accumulated into
 // acc (not zeroed here); tail_steps != 0 (kSplit only): the last k-tile holds only that many rows.
 // Ends with cp_async_wait<0>: no copy still targets shared memory.
-template <Tile kTile, Loop kLoop, int kStages, bool kARows, typename Loaders>
+template <Tile kTile, Loop kLoop, int kStages, bool kARows, typename Loaders,
+          typename C = Cfg<kTile, kStages, kARows>>
 __device__ __forceinline__ void multiply_k_tiles(Loaders& ld, int k_tiles, int tail_steps,
                                                  float* As, float* Bs,
-                                                 const typename Cfg<kTile, kStages, kARows>::WT::Pos& pos,
-                                                 bool active,
-                                                 float (&acc)[8][Cfg<kTile, kStages, kARows>::WT::kCols]) {
-  using C = Cfg<kTile, kStages, kARows>;
+                                                 const typename C::WT::Pos& pos, bool active,
+                                                 float (&acc)[8][C::WT::kCols]) {
   using WT = typename C::WT;
   auto& la = ld.a;
   auto& lb = ld.b;
@@ -185,9 +185,9 @@ __device__ __forceinline__ void stream_k_block(const float* A, int lda, const fl
       const TileCoord t = main_tile<V>(sk.first_tile + seg.tile, w);
       TileLoaders<V> ld(A, lda, B, ldb, ep, k, t, seg.k_begin);
       WT::zero(acc);
-      multiply_k_tiles<V::kTile, V::kLoop, V::kStages, V::kARows>(ld, seg.k_end - seg.k_begin, 0, As, Bs, pos,
-                                                     WT::warp_active(pos, t.row0, t.col0, ep),
-                                                     acc);
+      multiply_k_tiles<V::kTile, V::kLoop, V::kStages, V::kARows>(
+          ld, seg.k_end - seg.k_begin, 0, As, Bs, pos, WT::warp_active(pos, t.row0, t.col0, ep),
+          acc);
     }
     const int it = *static_cast<volatile int*>(&sk_pos);
     const StreamKSegment seg = stream_k_segment(it, end, sk.kt);
@@ -242,7 +242,8 @@ __global__ void __launch_bounds__(256, kBlocksPerSm<V::kTile>)
   const bool active = WT::warp_active(pos, t.row0, t.col0, ep);
   TileLoaders<V> ld(A, lda, B, ldb, ep, k, t, kt0);
   WT::zero(acc);
-  multiply_k_tiles<V::kTile, V::kLoop, V::kStages, V::kARows>(ld, k_tiles, tail_steps, As, Bs, pos, active, acc);
+  multiply_k_tiles<V::kTile, V::kLoop, V::kStages, V::kARows>(ld, k_tiles, tail_steps, As, Bs, pos,
+                                                              active, acc);
   if (V::kLoop == Loop::kSplit && w.splits > 1) {  // split_k.cuh: publish; the last block sums
     const int tile = block / w.splits;
     if (!WT::reduce_partials(s.tile_parts + static_cast<int64_t>(tile) * w.splits * WT::kPartialFloats,

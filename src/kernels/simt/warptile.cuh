@@ -52,6 +52,7 @@ struct WarpTile {
   // With kARows, kLdA * 16 is still the A stage's size (kBM rows of 16).
   static constexpr int kLdA = kARows ? kBM : kBM + 4, kLdB = kBN + 4;
   static constexpr int kARowK = 16;  // floats per row of a row-major A tile (one k-tile)
+  static_assert(!kARows || kTN == 1, "a row-major A only with the 8 x 4 thread tile");
 
   struct Pos {
     int a_off, b_off;  // this thread's first A / B element inside a shared k-row
@@ -100,7 +101,8 @@ struct WarpTile {
     for (int s = 0; s < 2; ++s)
 #pragma unroll
       for (int i = 0; i < 4; ++i)
-        a[s * 4 + i] = *reinterpret_cast<const float4*>(As + (p.a_off + s * 16 + i) * kARowK + chunk);
+        a[s * 4 + i] =
+            *reinterpret_cast<const float4*>(As + (p.a_off + s * 16 + i) * kARowK + chunk);
   }
   static __device__ __forceinline__ float part(const float4& v, int c) {
     return c == 0 ? v.x : c == 1 ? v.y : c == 2 ? v.z : v.w;
