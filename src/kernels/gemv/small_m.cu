@@ -358,8 +358,8 @@ cudaError_t launch(const GemmProblem& problem) {
 // there with its one-row stream-k (docs/history.md); above it where wgmma/03 falls back to 60
 // (shallow k) and on GPUs without wgmma. tf32 below wgmma/decode (260), which measured faster on
 // Hopper (docs/history.md, wgmma/small).
-// fp32 swapped (a skinny C) only up to 8 columns: from 9 on, simt/sgemm's thin tiles measured
-// faster (8192 x 16 x 8192: 0.172 ms on its 256 x 32 tile, 0.247 here; docs/history.md).
+// fp32 swapped (a skinny C) only up to 8 columns: from 16 on, simt/sgemm's thin tiles measured
+// faster (docs/history.md, "simt/sgemm").
 int auto_priority(const GemmProblem& p) {
   if (p.precision == Precision::FP32)
     return p.m <= gemv_plan::kMaxM || (runs_swapped(p) && p.n <= 8) ? 300 : 0;

@@ -26,8 +26,7 @@
 // decode 32 x 8192 x 8192 NN 31.3 (140%), 32 x 4096 x 14336 NN 29.7 (88%; h100-decode.md);
 // deep K 128 x 128 x 8192 9.4 (64%; 49% with one block summing 64 partials; h100-suite-deep-k,
 // 2026-11-24 21:33 UTC); thin outputs 8192 x 16 / 32 / 64 x 8192 NN 13.7 / 27.2 / 34.9 (92 / 91 /
-// 84%; 59 / 59 / 84% on 128-column tiles and gemv/small_m before; h100-suite-skinny, 2026-11-25
-// 00:02 UTC).
+// 84%; h100-suite-skinny, 2026-11-25 00:02 UTC).
 // History: docs/history.md.
 #include <algorithm>
 #include <type_traits>

@@ -34,12 +34,11 @@ namespace simt_wt {
 // kARows: A's shared tile is row-major instead (As[r][k], kARowK floats per row, the 16-byte
 // chunks of row r at chunk ^ (r / 4 % 4): ARowLoader in async_loader.cuh), filled by 16-byte
 // copies from an A stored with k contiguous. The k-major layout needs a 4-byte copy per element
-// for such an A (it transposes on the way in); on the thin-output tiles A is the operand streamed
-// from HBM (8192 x 32 x 8192: 0.18 ms NN vs 0.14 ms TN, whose A^T takes 16-byte copies; 0.158 ms
-// NN with this layout and its L2 prefetch: docs/history.md). A thread reads 4 k-steps of each of
-// its 8 rows with one float4 (2 LDS.128 per k-step, as before); the XOR makes the 4 rows a warp
-// reads at once (4 apart) fall in distinct banks. Only for kTN = 1: the 8 x 8 thread tile with 8
-// rows of 4 k-steps spilled at 128 registers.
+// for such an A (it transposes on the way in), and on the thin-output tiles, where A is the
+// operand streamed from HBM, those copies were the limit (measurements: docs/history.md,
+// "simt/sgemm"). A thread reads 4 k-steps of each of its 8 rows with one float4 (2 LDS.128 per
+// k-step, as before); the XOR makes the 4 rows a warp reads at once (4 apart) fall in distinct
+// banks. Only for kTN = 1: the 8 x 8 thread tile with 8 rows of 4 k-steps spills.
 template <int kTN, int kWarpsM = 4, bool kARows = false>
 struct WarpTile {
   static constexpr int kThreads = 256;

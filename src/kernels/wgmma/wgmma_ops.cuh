@@ -47,28 +47,28 @@ namespace sm90 {
                ", %" #B ", p, 1, 1, %" #TA ", %" #TB ";\n}\n"                                     \
                : __VA_ARGS__                                                                   \
                : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB))
-// The register list and the "+f" operands of N / 2 accumulators, for GEMMLAB_WGMMA_SS.
-#define GEMMLAB_REGS16 \
-  "%0, %1, %2, %3, %4, %5, %6, %7"
-#define GEMMLAB_ACC16 \
-  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
-#define GEMMLAB_REGS32 \
-  "%0, %1, %2, %3, %4, %5, %6, %7, " "%8, %9, %10, %11, %12, %13, %14, %15"
-#define GEMMLAB_ACC32 \
-  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), \
-  "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), \
-  "+f"(d[14]), "+f"(d[15])
+// The register list and the "+f" operands of the N / 2 accumulators of N = 8, 16, 32, 64 and 192
+// (N = 128 and 256: GEMMLAB_WGMMA_REGS64 / 128 and GEMMLAB_WGMMA_ACC64 / 128 above).
+#define GEMMLAB_REGS8 "%0, %1, %2, %3"
+#define GEMMLAB_ACC8 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+#define GEMMLAB_REGS16 "%0, %1, %2, %3, %4, %5, %6, %7"
+#define GEMMLAB_ACC16 GEMMLAB_WGMMA_ACC8(0)
+#define GEMMLAB_REGS32 GEMMLAB_REGS16 ", %8, %9, %10, %11, %12, %13, %14, %15"
+#define GEMMLAB_ACC32 GEMMLAB_WGMMA_ACC8(0), GEMMLAB_WGMMA_ACC8(8)
 #define GEMMLAB_REGS64 \
-  "%0, %1, %2, %3, %4, %5, %6, %7, " "%8, %9, %10, %11, %12, %13, %14, %15, " \
-  "%16, %17, %18, %19, %20, %21, %22, %23, " "%24, %25, %26, %27, %28, %29, %30, %31"
-#define GEMMLAB_ACC64 \
-  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), \
-  "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), \
-  "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), \
-  "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), \
-  "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-#define GEMMLAB_REGS96 "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
-#define GEMMLAB_ACC96 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95])
+  GEMMLAB_REGS32 ", %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
+#define GEMMLAB_ACC64 GEMMLAB_ACC32, GEMMLAB_WGMMA_ACC8(16), GEMMLAB_WGMMA_ACC8(24)
+#define GEMMLAB_REGS96 \
+  GEMMLAB_WGMMA_REGS64 ", " \
+  "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
+  "%80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95"
+#define GEMMLAB_ACC96                                                                            \
+  GEMMLAB_WGMMA_ACC64, GEMMLAB_WGMMA_ACC8(64), GEMMLAB_WGMMA_ACC8(72), GEMMLAB_WGMMA_ACC8(80),    \
+      GEMMLAB_WGMMA_ACC8(88)
+// GEMMLAB_WGMMA_SS in fp16 (kHalf) or bf16: the instruction text differs only in its type.
+#define GEMMLAB_WGMMA_SS_16BIT(N, ...)                  \
+  if constexpr (kHalf) GEMMLAB_WGMMA_SS(N, "f16", __VA_ARGS__); \
+  else GEMMLAB_WGMMA_SS(N, "bf16", __VA_ARGS__)
 template <bool kHalf, int kTransA, int kTransB, int kN>
 __device__ __forceinline__ void wgmma_m64nNk16(float (&d)[kN / 2], uint64_t desc_a, uint64_t desc_b,
                                                int scale_d) {
@@ -76,31 +76,18 @@ __device__ __forceinline__ void wgmma_m64nNk16(float (&d)[kN / 2], uint64_t desc
                 "wgmma_m64nNk16: N = 16, 32, 64, 128, 192 or 256");
 #ifdef GEMMLAB_SM90A
   if constexpr (kN == 16) {
-    if constexpr (kHalf) GEMMLAB_WGMMA_SS(16, "f16",
-        GEMMLAB_REGS16, 8, 9, 10, 11, 12, GEMMLAB_ACC16);
-    else GEMMLAB_WGMMA_SS(16, "bf16", GEMMLAB_REGS16, 8, 9, 10, 11, 12, GEMMLAB_ACC16);
+    GEMMLAB_WGMMA_SS_16BIT(16, GEMMLAB_REGS16, 8, 9, 10, 11, 12, GEMMLAB_ACC16);
   } else if constexpr (kN == 32) {
-    if constexpr (kHalf) GEMMLAB_WGMMA_SS(32, "f16",
-        GEMMLAB_REGS32, 16, 17, 18, 19, 20, GEMMLAB_ACC32);
-    else GEMMLAB_WGMMA_SS(32, "bf16", GEMMLAB_REGS32, 16, 17, 18, 19, 20, GEMMLAB_ACC32);
+    GEMMLAB_WGMMA_SS_16BIT(32, GEMMLAB_REGS32, 16, 17, 18, 19, 20, GEMMLAB_ACC32);
   } else if constexpr (kN == 64) {
-    if constexpr (kHalf) GEMMLAB_WGMMA_SS(64, "f16",
-        GEMMLAB_REGS64, 32, 33, 34, 35, 36, GEMMLAB_ACC64);
-    else GEMMLAB_WGMMA_SS(64, "bf16", GEMMLAB_REGS64, 32, 33, 34, 35, 36, GEMMLAB_ACC64);
+    GEMMLAB_WGMMA_SS_16BIT(64, GEMMLAB_REGS64, 32, 33, 34, 35, 36, GEMMLAB_ACC64);
   } else if constexpr (kN == 192) {  // wgmma/small's 128 x 192 tile
-    if constexpr (kHalf) GEMMLAB_WGMMA_SS(192, "f16",
-        GEMMLAB_REGS96, 96, 97, 98, 99, 100, GEMMLAB_ACC96);
-    else GEMMLAB_WGMMA_SS(192, "bf16", GEMMLAB_REGS96, 96, 97, 98, 99, 100, GEMMLAB_ACC96);
+    GEMMLAB_WGMMA_SS_16BIT(192, GEMMLAB_REGS96, 96, 97, 98, 99, 100, GEMMLAB_ACC96);
   } else if constexpr (kN == 128) {
-    if constexpr (kHalf) GEMMLAB_WGMMA_SS(128, "f16",
-        GEMMLAB_WGMMA_REGS64, 64, 65, 66, 67, 68, GEMMLAB_WGMMA_ACC64);
-    else GEMMLAB_WGMMA_SS(128, "bf16", GEMMLAB_WGMMA_REGS64, 64, 65, 66, 67, 68,
-                          GEMMLAB_WGMMA_ACC64);
+    GEMMLAB_WGMMA_SS_16BIT(128, GEMMLAB_WGMMA_REGS64, 64, 65, 66, 67, 68, GEMMLAB_WGMMA_ACC64);
   } else if constexpr (kN == 256) {
-    if constexpr (kHalf) GEMMLAB_WGMMA_SS(256, "f16",
-        GEMMLAB_WGMMA_REGS128, 128, 129, 130, 131, 132, GEMMLAB_WGMMA_ACC128);
-    else GEMMLAB_WGMMA_SS(256, "bf16", GEMMLAB_WGMMA_REGS128, 128, 129, 130, 131, 132,
-                          GEMMLAB_WGMMA_ACC128);
+    GEMMLAB_WGMMA_SS_16BIT(256, GEMMLAB_WGMMA_REGS128, 128, 129, 130, 131, 132,
+                           GEMMLAB_WGMMA_ACC128);
   }
 #endif
 }
@@ -122,8 +109,6 @@ __device__ __forceinline__ void wgmma_m64nNk16(float (&d)[kN / 2], uint64_t desc
                ", %" #A1 ", %" #A2 ", %" #A3 "}, %" #B ", p, 1, 1;\n}\n"                          \
                : __VA_ARGS__                                                                   \
                : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "l"(desc_b), "r"(scale_d))
-#define GEMMLAB_REGS8 "%0, %1, %2, %3"
-#define GEMMLAB_ACC8 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
 template <int kN, int kRegs>
 __device__ __forceinline__ void wgmma_tf32(float (&d)[kRegs], uint64_t desc_a, uint64_t desc_b,
                                            int scale_d) {
@@ -164,11 +149,23 @@ __device__ __forceinline__ void wgmma_tf32_rs(float (&d)[kRegs], uint32_t a0, ui
   else static_assert(kN == 8, "wgmma_tf32_rs: N = 8, 16, 32, 64, 128, 192 or 256");
 #endif
 }
+
+// Narrow variants (N = 8) for edge tiles with at most 8 valid columns: they update d[0..3] of the
+// caller's full accumulator array and leave the rest alone.
+template <bool kHalf, int kTransA, int kTransB, int kRegs>
+__device__ __forceinline__ void wgmma_m64n8k16(float (&d)[kRegs], uint64_t desc_a, uint64_t desc_b,
+                                               int scale_d) {
+#ifdef GEMMLAB_SM90A
+  GEMMLAB_WGMMA_SS_16BIT(8, GEMMLAB_REGS8, 4, 5, 6, 7, 8, GEMMLAB_ACC8);
+#endif
+}
+
 #undef GEMMLAB_TF32_SS
 #undef GEMMLAB_TF32_RS
 #undef GEMMLAB_REGS8
 #undef GEMMLAB_ACC8
 #undef GEMMLAB_WGMMA_SS
+#undef GEMMLAB_WGMMA_SS_16BIT
 #undef GEMMLAB_REGS16
 #undef GEMMLAB_REGS32
 #undef GEMMLAB_REGS64
@@ -177,28 +174,6 @@ __device__ __forceinline__ void wgmma_tf32_rs(float (&d)[kRegs], uint32_t a0, ui
 #undef GEMMLAB_ACC64
 #undef GEMMLAB_REGS96
 #undef GEMMLAB_ACC96
-
-// Narrow variants (N = 8) for edge tiles with at most 8 valid columns: they update d[0..3] of the
-// caller's full accumulator array and leave the rest alone.
-template <bool kHalf, int kTransA, int kTransB, int kRegs>
-__device__ __forceinline__ void wgmma_m64n8k16(float (&d)[kRegs], uint64_t desc_a, uint64_t desc_b,
-                                               int scale_d) {
-#ifdef GEMMLAB_SM90A
-  if constexpr (kHalf) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {%0, %1, %2, %3}, %4, %5, p, 1, 1, %7, %8;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB));
-  } else {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %6, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%0, %1, %2, %3}, %4, %5, p, 1, 1, %7, %8;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB));
-  }
-#endif
-}
 
 }  // namespace sm90
 }  // namespace gemmlab
