@@ -102,7 +102,7 @@ Picked pick(bool at, bool bt, bool av, bool bv, const TilePlan& L) {
     if (loop == Loop::kSplit) return prepared_f<W, false, false, false, true, Loop::kSplit, 8>();
     return prepared_f<W, false, false, false, true, Loop::kCarry, 8>();
   } else if constexpr (thin_tile(kTile)) {  // thin tiles: thin_layout's cases only
-    if (bt || (at && !av)) return {nullptr, cudaErrorNotSupported, 0};
+    if (!thin_layout(at, bt, av)) return {nullptr, cudaErrorNotSupported, 0};
     if constexpr (a_rows_tile(kTile)) {
       if (!at && av)  // A's rows 16-byte aligned: a row-major A tile (kARows)
         return bv ? prepared<kTile, false, false, true, true>(loop)
