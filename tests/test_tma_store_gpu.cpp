@@ -1,6 +1,6 @@
-// wgmma/03's TMA-store epilogue (kEpiTma: a 16-bit D, beta = 0, 16-byte rows): when it is taken
-// (sm90::tma_storable, on the CPU), and on the GPU that it writes exactly D's entries right in
-// both 16-bit D dtypes, with edges that cut TMA boxes, padded rows whose padding must stay untouched,
+// wgmma/03's TMA-store epilogue (kEpiTma: beta = 0, 16-byte rows, a 16-bit D or an fp32 one with
+// a bias or an activation): when it is taken (sm90::tma_storable, on the CPU), and on the GPU that
+// it writes exactly D's entries right in every D dtype, with edges that cut TMA boxes, padded rows whose padding must stay untouched,
 // batches with gaps between entries, bias and activations, stream-k tiles, and every transpose;
 // and that its results keep their bits under CUDA graph capture and replay and on two streams.
 #include <cstdint>
@@ -35,8 +35,12 @@ TEST(TmaStore, StorableWhereTmaCanWriteDAndCIsNotRead) {
   EXPECT_FALSE(sm90::tma_storable(p));
   p = storable_problem(), p.n = 60, p.ldd = 64;  // rows of 120 bytes: TMA would write 8 more
   EXPECT_FALSE(sm90::tma_storable(p));
-  p = storable_problem(), p.d_type = DType::F32;  // fp32 D: the staged epilogue (measured faster)
+  p = storable_problem(), p.d_type = DType::F32;  // a plain fp32 D: the staged store
   EXPECT_FALSE(sm90::tma_storable(p));
+  p.act = Activation::ReLU;  // an fp32 D with an activation (or a bias): TMA stores
+  EXPECT_TRUE(sm90::tma_storable(p));
+  p.act = Activation::None, p.bias = p.D;
+  EXPECT_TRUE(sm90::tma_storable(p));
   p = storable_problem(), p.d_type = DType::F16, p.bias = p.D;  // bias, activation: any
   p.act = Activation::GeluErf;
   EXPECT_TRUE(sm90::tma_storable(p));
@@ -63,9 +67,10 @@ void expect_wgmma03_correct(const ExSpec& s) {
 
 int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 
-// Both 16-bit D dtypes x shapes whose edges cut the 64-row x 64-column boxes (and m64n8 edge
-// tiles: n = 264 leaves 8 columns in the last tile), padded D rows (16-byte aligned pitch), 2
-// entries with a gap, bias in fp32 or the input dtype, every activation, all four transposes.
+// Every D dtype x shapes whose edges cut the 64-row x 128-byte boxes (and m64n8 edge tiles: n =
+// 264 leaves 8 columns in the last tile), padded D rows (16-byte aligned pitch), 2 entries with a
+// gap, bias in fp32 or the input dtype, every activation, all four transposes (an fp32 D always
+// with a bias or an activation: a plain one takes the staged store).
 TEST(TmaStore, Wgmma03EveryDTypeEdgesPaddingBatches) {
   GEMMLAB_REQUIRE_GPU();
   if (current_cc() < 90) GTEST_SKIP() << "wgmma/03 needs sm_90a";
@@ -78,7 +83,7 @@ TEST(TmaStore, Wgmma03EveryDTypeEdgesPaddingBatches) {
   const Op ops[][2] = {{Op::N, Op::N}, {Op::N, Op::T}, {Op::T, Op::N}, {Op::T, Op::T}};
   int i = 0;
   for (Precision prec : {Precision::BF16, Precision::FP16, Precision::TF32})
-    for (DType dt : {DType::BF16, DType::F16})
+    for (DType dt : {DType::BF16, DType::F16, DType::F32})
       for (const Shape& sh : shapes) {
         ExSpec s;
         s.precision = prec, s.m = sh.m, s.n = sh.n, s.k = sh.k, s.d_type = dt, s.null_c = true;
@@ -87,7 +92,7 @@ TEST(TmaStore, Wgmma03EveryDTypeEdgesPaddingBatches) {
         s.op_b = prec == Precision::TF32 ? Op::T : ops[i % 4][1];
         s.ldd = sh.n + 8 * (1 + i % 2);  // a 16-byte pitch, and padding that must stay untouched
         s.act = acts[i % 5], s.alpha = i % 3 == 0 ? 0.5f : 1.f;
-        s.bias = i % 2 == 0;
+        s.bias = i % 2 == 0 || (dt == DType::F32 && s.act == Activation::None);
         s.bias_type = (i % 4 == 0 && prec != Precision::TF32)
                           ? (prec == Precision::BF16 ? DType::BF16 : DType::F16)
                           : DType::F32;

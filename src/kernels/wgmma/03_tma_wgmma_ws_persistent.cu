@@ -22,15 +22,16 @@
 // entry, so persistent CTAs and stream-k runs cross entries like tiles. Under DynamicTiles
 // (gemmlab_dist's pieces, beside NCCL's kernels) a CTA draws each tile after its first from a
 // counter instead of walking tile, tile + grid, ...: CTAs that start late take fewer tiles. A
-// 16-bit D written without reading C goes out through TMA stores: the epilogue (alpha, bias,
-// activation, rounding) is applied to the fragment in registers, each 64 x 64 box is written to
-// shared memory and handed to TMA, and the warpgroup goes on while the copy runs (a 16-bit bias
-// is loaded before the tile's main loop); other epilogues (fp32 D, beta != 0) are applied to the
-// staged float4s in registers before the one store of D.
+// D written without reading C (a 16-bit D, or an fp32 one with a bias or an activation) goes out
+// through TMA stores: the epilogue (alpha, bias, activation, rounding) is applied to the fragment
+// in registers, each 64-row x 128-byte box is written to shared memory (16-bit: stmatrix) and
+// handed to TMA, and the warpgroup goes on while the copy runs (a 16-bit bias is loaded before
+// the tile's main loop); other epilogues (a plain fp32 D, beta != 0) are applied to the staged
+// float4s in registers before the one store of D.
 // Seed: beyond the seeds.
-// Measured (H100 SXM, cuBLAS / cuBLASLt in the same run): 4096^3 bf16 97%, fp16 98%, tf32 99%;
-// 8192^3 94-98%; 4097^3 (operands packed inside the call) 2.3-3.6x (h100-tensorcore.md); bf16
-// with a bf16 D 96-98% of cuBLASLt, + bias + GELU 95% (h100-epilogue.md, 2026-11-24 20:25 UTC).
+// Measured (H100 SXM, cuBLAS / cuBLASLt in the same run, h100-suite-large / h100-epilogue,
+// 2026-11-25 02:11 UTC): 4096^3 bf16 97%, fp16 97%, tf32 99%; 4097^3 (operands packed inside the
+// call) 2.3-3.6x; bf16 with a bf16 D 98% (4096^3) and 99% (8192^3) of cuBLASLt.
 // History (clusters with B multicast, stream-k tails, 128 x 128 tiles): docs/history.md.
 #include <type_traits>
 

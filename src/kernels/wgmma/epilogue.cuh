@@ -179,28 +179,29 @@ __device__ __forceinline__ void store_fragment_staged(const Epilogue& ep, const 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Epilogue through TMA stores (wgmma/03, beta = 0). The staged drain above keeps the consumer
-// warps busy with global stores while the tensor cores idle; here each thread applies the whole
-// epilogue (alpha, bias, activation, rounding to D's dtype) to its fragment in registers, writes
-// the result into shared memory in the layout of a 128-byte-swizzled TMA box of 64 rows x 128
-// bytes (64 16-bit or 32 fp32 columns), and one thread hands the box to TMA
-// (cp.async.bulk.tensor, bulk_group): the warpgroup goes on to the next box, and to its next
-// tile's main loop, while the copy to global memory runs. Rows and columns past D's edges are
-// clipped by TMA. The warpgroup's 16 KB buffer holds two boxes: before box i is written, the
-// issuing thread waits until box i - 2's store has read the half it reused (wait_group.read 1).
-// Swizzle: the 16-byte chunk q of box row r sits at chunk q ^ (r % 8); a warp's fragment rows are
-// 8 consecutive ones (r % 8 = lane / 4), so its 32 four-byte pair stores hit 32 banks (16-bit D),
-// and its 8-byte float2 stores fill two wavefronts (fp32 D).
+// Epilogue through TMA stores (wgmma/03, beta = 0, a 16-bit D). The staged drain above keeps the
+// consumer warps busy with global stores while the tensor cores idle; here each thread applies
+// the whole epilogue (alpha, bias, activation, rounding to D's dtype) to its fragment in
+// registers, writes the result into shared memory in the layout of a 128-byte-swizzled TMA box of
+// 64 rows x 64 columns (128 bytes), and one thread hands the box to TMA (cp.async.bulk.tensor,
+// bulk_group): the warpgroup goes on to the next box, and to its next tile's main loop, while the
+// copy to global memory runs. Rows and columns past D's edges are clipped by TMA. The warpgroup's
+// 16 KB buffer holds two boxes: before box i is written, the issuing thread waits until box
+// i - 2's store has read the half it reused (wait_group.read 1).
+// The epilogue is paid on every tile while the tensor cores idle (it is not overlapped with a
+// main loop), so its instructions count: the boxes are unrolled (each box's accumulators at
+// constant indices, no selects), and each 8 x 8 piece of 16-bit results goes out with stmatrix,
+// four per instruction, in the fragment's own layout (a group of 8 columns x 16 rows of a warp
+// is two such pieces: d[4j], d[4j+1] above, d[4j+2], d[4j+3] below). Swizzle: the 16-byte chunk
+// q of box row r sits at chunk q ^ (r % 8); the 8 rows of a piece are 8 consecutive ones, so each
+// piece's 8 chunks fall in 8 distinct bank groups.
 // ---------------------------------------------------------------------------------------------
 constexpr int kTmaStoreBoxBytes = 64 * 128;  // two per warpgroup buffer (kStagedEpilogueBytes)
 
-// kEs: D's element bytes (4, or 2 for bf16 / fp16). (row0, col0): the fragment's origin in D;
-// z: the batch entry (the map's third coordinate). row_lo / row_hi: fragment_row(0 / 1).
-// The bias of one box's columns for this thread: two per fragment group, c = the box's first
-// column + 2 (lane % 4); 0 past n or without a bias.
-template <int kEs>
+// The bias of one box's columns for this thread: two per fragment group (kGroups of them), c =
+// the box's first column + 2 (lane % 4); 0 past n or without a bias.
+template <int kGroups>
 struct BoxBias {
-  static constexpr int kGroups = 128 / kEs / 8;
   float v[2 * kGroups];
   __device__ __forceinline__ void zero() {
 #pragma unroll
@@ -223,8 +224,8 @@ struct BoxBias {
 // group read 4 consecutive words; the 8 groups of a warp share them: broadcast). Each of the
 // warpgroup's 128 threads loads one word before the tile's main loop (load_bias_word) and stores
 // it at the start of the epilogue, so that no bias load waits on L2 in the epilogue. An fp32
-// bias (twice the bytes, and no shared memory left for them) is loaded box by box instead, each
-// next box's while the box before it is written (BoxBias).
+// bias (twice the bytes, and no shared memory left for them) is loaded box by box instead
+// (BoxBias).
 constexpr int kTileBiasBytes = 512;  // per warpgroup: 128 words, 256 columns
 __device__ __forceinline__ uint32_t load_bias_word(const Epilogue& ep, int col0) {
   if (!ep.bias || ep.bias_type == DType::F32) return 0;
@@ -241,49 +242,43 @@ __device__ __forceinline__ float2 unpack_bias_word(uint32_t x, DType t) {
   return __half22float2(*reinterpret_cast<const __half2*>(&x));
 }
 
-// kEs: D's element bytes (2: bf16 / fp16). (row0, col0): the fragment's origin in D; z: the batch
-// entry (the map's third coordinate). row_lo / row_hi: fragment_row(0 / 1). bias_smem: the
-// warpgroup's kTileBiasBytes block; bias_word: load_bias_word(ep, col0), loaded before the tile's
-// main loop.
+// kEs: D's element bytes (2: bf16 / fp16, 4: fp32). (row0, col0): the fragment's origin in D; z: the batch entry
+// (the map's third coordinate). bias_smem: the warpgroup's kTileBiasBytes block; bias_word:
+// load_bias_word(ep, col0), loaded before the tile's main loop.
 template <int kN, int kEs>
 __device__ __forceinline__ void store_fragment_tma(const Epilogue& ep, const float (&d)[kN / 2],
                                                    uint8_t* buf, int wg_bar, const CUtensorMap* map,
-                                                   int row_lo, int row_hi, int row0, int col0,
-                                                   int z, uint32_t* bias_smem,
+                                                   int row0, int col0, int z, uint32_t* bias_smem,
                                                    uint32_t bias_word) {
-  constexpr int kW = 128 / kEs;  // D columns per box
-  constexpr int kGroups = kW / 8;  // fragment groups of 8 columns per box
-  constexpr int kVals = 4 * kGroups;
+  constexpr int kW = 128 / kEs;              // D columns per box (128 bytes)
+  constexpr int kGroups = kW / 8;            // fragment groups of 8 columns per box
+  constexpr int kVals = 4 * kGroups;         // a thread's values per box
   constexpr int kBoxes = kN / kW;
   static_assert(kN % kW == 0 && kBoxes % 2 == 0, "whole boxes, an even number per tile");
-  const int t = threadIdx.x % 4;
-  const bool issuer = threadIdx.x % 128 == 0;
   static_assert(kN / 8 * 4 * 4 <= kTileBiasBytes, "the tile's bias words fit their block");
+  const int lane = threadIdx.x % 32, t = lane % 4;
+  const bool issuer = threadIdx.x % 128 == 0;
   const bool bias32 = ep.bias && ep.bias_type == DType::F32;
-  BoxBias<kEs> cur;
-  if (bias32) cur.load(ep, col0 + 2 * t);
+  const bool bf16 = ep.d_type == DType::BF16;
+  // 16-bit D: stmatrix step s writes groups 2s and 2s + 1 (matrices: group 2s above, below; group
+  // 2s + 1 above, below); lane l gives row l % 8 of matrix l / 8: box row srow, group 2s + l / 16.
+  // fp32 D: 8-byte stores of the thread's pairs, rows row_lo and row_hi.
+  const int srow = 16 * (threadIdx.x % 128 / 32) + 8 * ((lane >> 3) & 1) + (lane & 7);
+  const int row_lo = fragment_row(0), row_hi = fragment_row(1);
   // (the last tile's words were all read before its last box's second barrier; box 0's first
   // barrier orders these stores before this tile's reads)
-  else if (ep.bias) bias_smem[threadIdx.x % 128] = bias_word;
-  // Not unrolled (one copy of the epilogue's code for all boxes); each box's accumulators, which
-  // need constant indices, are picked by an unrolled test, as in the staged drain.
-#pragma unroll 1
+  if (ep.bias && !bias32) bias_smem[threadIdx.x % 128] = bias_word;
+#pragma unroll
   for (int box = 0; box < kBoxes; ++box) {
+    // v[4g], v[4g + 1]: the upper row, columns c + 8g + {0, 1}; v[4g + 2], v[4g + 3]: 8 below.
     float v[kVals];
 #pragma unroll
-    for (int bb = 0; bb < kBoxes; ++bb)
-      if (bb == box) {
-#pragma unroll
-        for (int i = 0; i < kVals; ++i) v[i] = d[bb * kVals + i];
-      }
-    // v[4g], v[4g + 1]: row_lo, columns c + 8g + {0, 1}; v[4g + 2], v[4g + 3]: row_hi.
-    BoxBias<kEs> next;
-    if (bias32) {
-      if (box + 1 < kBoxes) next.load(ep, col0 + kW * (box + 1) + 2 * t);
-    } else {
-      cur.zero();
-    }
-    uint8_t* dst = buf + (box & 1) * kTmaStoreBoxBytes;
+    for (int i = 0; i < kVals; ++i) v[i] = d[box * kVals + i];
+    // An fp32 bias: this box's values, loaded ahead of the wait and the barrier (loading the
+    // next box's one box ahead, as the rolled loop did, spilled once the boxes were unrolled).
+    BoxBias<kGroups> cur;
+    if (bias32) cur.load(ep, col0 + kW * box + 2 * t);
+    else cur.zero();
     if (issuer) bulk_wait_read<1>();  // box - 2's store has read this half
     warpgroup_bar(wg_bar);
     if (ep.bias && !bias32) {  // this box's words of the 16-bit bias
@@ -296,28 +291,43 @@ __device__ __forceinline__ void store_fragment_tma(const Epilogue& ep, const flo
 #pragma unroll
     for (int i = 0; i < kVals; ++i) v[i] = fmaf(v[i], ep.alpha, cur.v[2 * (i / 4) + i % 2]);
     activate_n<kVals>(v, ep.act);
+    uint8_t* half = buf + (box & 1) * kTmaStoreBoxBytes;
+    if constexpr (kEs == 2) {
+      uint32_t w[kVals / 2];
+      if (bf16) {
 #pragma unroll
-    for (int g = 0; g < kGroups; ++g) {
-      const float* w = &v[4 * g];
-      const int byte = (8 * g + 2 * t) * kEs;  // within the 128-byte box row
-      const int q = byte / 16, off = byte % 16;
-      uint8_t* lo = dst + row_lo * 128 + ((q ^ (row_lo % 8)) << 4) + off;
-      uint8_t* hi = dst + row_hi * 128 + ((q ^ (row_hi % 8)) << 4) + off;
-      if constexpr (kEs == 4) {
-        *reinterpret_cast<float2*>(lo) = make_float2(w[0], w[1]);
-        *reinterpret_cast<float2*>(hi) = make_float2(w[2], w[3]);
+        for (int j = 0; j < kVals / 2; ++j) {
+          const __nv_bfloat162 h = __floats2bfloat162_rn(v[2 * j], v[2 * j + 1]);
+          w[j] = *reinterpret_cast<const uint32_t*>(&h);
+        }
       } else {
-        *reinterpret_cast<uint32_t*>(lo) = ep.pack16(w[0], w[1]);
-        *reinterpret_cast<uint32_t*>(hi) = ep.pack16(w[2], w[3]);
+#pragma unroll
+        for (int j = 0; j < kVals / 2; ++j) {
+          const __half2 h = __floats2half2_rn(v[2 * j], v[2 * j + 1]);
+          w[j] = *reinterpret_cast<const uint32_t*>(&h);
+        }
+      }
+      const uint32_t row_addr = smem_addr(half) + srow * 128;
+#pragma unroll
+      for (int s = 0; s < kGroups / 2; ++s)
+        stmatrix_x4(row_addr + (((2 * s + (lane >> 4)) ^ (lane & 7)) << 4), w[4 * s],
+                    w[4 * s + 1], w[4 * s + 2], w[4 * s + 3]);
+    } else {
+#pragma unroll
+      for (int g = 0; g < kGroups; ++g) {
+        const int q = 2 * g + t / 2, off = 8 * (t % 2);  // 16-byte chunk, byte in it
+        *reinterpret_cast<float2*>(half + row_lo * 128 + ((q ^ (row_lo % 8)) << 4) + off) =
+            make_float2(v[4 * g], v[4 * g + 1]);
+        *reinterpret_cast<float2*>(half + row_hi * 128 + ((q ^ (row_hi % 8)) << 4) + off) =
+            make_float2(v[4 * g + 2], v[4 * g + 3]);
       }
     }
     fence_proxy_async();  // the box's generic-proxy writes, visible to TMA after the barrier
     warpgroup_bar(wg_bar);
     if (issuer) {
-      tma_store_3d(map, dst, col0 + kW * box, row0, z);
+      tma_store_3d(map, half, col0 + kW * box, row0, z);
       bulk_commit_group();
     }
-    cur = next;
   }
 }
 
@@ -342,9 +352,11 @@ __device__ __forceinline__ void store_tile(const Epilogue& ep, const float (&d)[
   const int row_hi = kRegisterA ? TileT::register_a_row(1) : fragment_row(1);
   if constexpr (kEpi == kEpiTma) {
     static_assert(!kSwapped && !kRegisterA, "TMA stores take wgmma's row order");
-    // (a 16-bit D only: tma_storable)
-    store_fragment_tma<kBN, 2>(ep, d, reinterpret_cast<uint8_t*>(buf), 1 + cw, map_d, row_lo,
-                               row_hi, row0, col0, z, bias_smem, bias_word);
+    uint8_t* b = reinterpret_cast<uint8_t*>(buf);
+    if (ep.d_type == DType::F32)  // (with a bias or an activation: tma_storable)
+      store_fragment_tma<kBN, 4>(ep, d, b, 1 + cw, map_d, row0, col0, z, bias_smem, bias_word);
+    else
+      store_fragment_tma<kBN, 2>(ep, d, b, 1 + cw, map_d, row0, col0, z, bias_smem, bias_word);
   } else if constexpr (kSwapped) {
     static_assert(kRegisterA, "only tf32 NN is swapped, and it has a register A");
     // At its register limit: the general epilogue is a call per float4 (inlined, it spilled).

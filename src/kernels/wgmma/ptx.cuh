@@ -131,6 +131,18 @@ __device__ __forceinline__ void prefetch_tensor_map(const CUtensorMap* map) {
 #endif
 }
 
+// stmatrix: four 8 x 8 matrices of 16-bit values from the warp's registers into shared memory.
+// Lane l holds, in r[i], the pair (row l / 4, columns 2 (l % 4) + {0, 1}) of matrix i (the mma /
+// wgmma fragment layout) and gives the address of row l % 8 of matrix l / 8 (16 bytes).
+__device__ __forceinline__ void stmatrix_x4(uint32_t addr, uint32_t r0, uint32_t r1, uint32_t r2,
+                                            uint32_t r3) {
+#ifdef GEMMLAB_SM90A
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr),
+               "r"(r0), "r"(r1), "r"(r2), "r"(r3)
+               : "memory");
+#endif
+}
+
 // Ordinary stores to shared memory become visible to the async proxy (wgmma, TMA) only after
 // this fence in each writing thread, followed by a barrier.
 __device__ __forceinline__ void fence_proxy_async() {
