@@ -75,15 +75,55 @@ __device__ __forceinline__ void produce_strip(const CUtensorMap* map_w, const CU
   }
 }
 
+// A plain fp32 D (alpha * acc, + beta * D where D is C) whose rows are the tokens: d[4j + q] is
+// C(t0 + 8j + 2t + (q & 1), q < 2 ? w_lo : w_hi), t = lane % 4. One pointer per token row pair,
+// moved 8 rows per group; the weight columns' bounds are the thread's, the tokens' the group's.
+template <int kTok>
+__device__ __forceinline__ void store_plain_transposed(const Epilogue& out, const float (&d)[kTok / 2],
+                                                       int w_lo, int w_hi, int t0) {
+  const int tok0 = t0 + 2 * (threadIdx.x % 4);
+  const bool lo_in = w_lo < out.n, hi_in = w_hi < out.n;
+  const int64_t step = 8 * out.ldd;
+  float* p = out.Df() + static_cast<int64_t>(tok0) * out.ldd + w_lo;  // (tok0, w_lo)
+  const int hi = w_hi - w_lo;
+  const float a = out.alpha, b = out.beta;
+#pragma unroll
+  for (int j = 0; j < kTok / 8; ++j, p += step) {
+    const int tok = tok0 + 8 * j;
+    float* p1 = p + out.ldd;
+    const bool r0 = tok < out.m, r1 = tok + 1 < out.m;
+    if (b == 0.f) {
+      if (r0 && lo_in) p[0] = a * d[4 * j + 0];
+      if (r1 && lo_in) p1[0] = a * d[4 * j + 1];
+      if (r0 && hi_in) p[hi] = a * d[4 * j + 2];
+      if (r1 && hi_in) p1[hi] = a * d[4 * j + 3];
+    } else {
+      if (r0 && lo_in) p[0] = fmaf(b, p[0], a * d[4 * j + 0]);
+      if (r1 && lo_in) p1[0] = fmaf(b, p1[0], a * d[4 * j + 1]);
+      if (r0 && hi_in) p[hi] = fmaf(b, p[hi], a * d[4 * j + 2]);
+      if (r1 && hi_in) p1[hi] = fmaf(b, p1[hi], a * d[4 * j + 3]);
+    }
+  }
+}
+
 // A consumer warpgroup's epilogue: its accumulators d hold weight rows w0 + row_lo / row_hi of
 // tokens t0..; bias_pre: the bias loaded before the main loop (where the weight's rows are C's
 // columns). Tiles of 64 tokens or more go through shared memory (the ring, free once every
 // consumer's last wgmma has read it), narrower ones element by element.
-template <int kTok, bool kSkinny, int kConsumers, int kBias>
+template <int kTok, bool kSkinny, bool kRegisterA, int kConsumers, int kBias>
 __device__ __forceinline__ void store_strip_tile(const Epilogue& out, const float (&d)[kTok / 2],
                                                  uint8_t* smem, int cw, int w0, int row_lo,
                                                  int row_hi, int t0,
                                                  const float (&bias_pre)[kBias]) {
+  if constexpr (kTok % 64 == 0 && !kSkinny && !kRegisterA) {
+    // Tokens as C's rows and a plain fp32 D: straight from the registers. For one accumulator
+    // d[4j + q] a warp writes 4 token rows x 8 consecutive weight columns (wgmma's row order),
+    // four whole 32-byte sectors per store, where the staged drain below (its transposed chunks)
+    // moved every value through shared memory twice and met at 8 barriers per tile. Not in the
+    // register-A row order (tf32, an MN-major W), whose 8 lanes' rows are not consecutive
+    // (measured slower there: docs/history.md, wgmma/small).
+    if (out.plain) return store_plain_transposed<kTok>(out, d, w0 + row_lo, w0 + row_hi, t0);
+  }
   if constexpr (kTok % 64 == 0) {
     // Whole 64-token chunks: staged in shared memory and written as rows of 16 bytes
     // (epilogue.cuh), transposed where the tokens are C's rows.
@@ -201,7 +241,7 @@ __global__ void __launch_bounds__(dp::threads(kTok, kG), 1)
             static_cast<int>(threadIdx.x)))
       return;
   }
-  store_strip_tile<kTok, kSkinny, S::kConsumers>(ep.entry(entry, a.stride_c, a.stride_d), d, smem,
+  store_strip_tile<kTok, kSkinny, kRegisterA, S::kConsumers>(ep.entry(entry, a.stride_c, a.stride_d), d, smem,
                                                  cw, n0 + 64 * cw, row_lo, row_hi, t0, bias_pre);
 #endif
 }
