@@ -3,9 +3,9 @@
 #include "gemm-bench/bandwidth.h"
 #include "gemm-bench/gpu_delay.h"
 #include "gemm-bench/measure.h"
+#include "gemm-bench/problem.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -14,7 +14,6 @@
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
-#include <nvtx3/nvToolsExt.h>
 #include <unistd.h>
 
 #include "gemm-bench/check.h"
@@ -83,39 +82,7 @@ std::vector<Variant> variants_for(const Options& opt, Precision p) {
 
 namespace {
 
-double flops(const Shape& s) { return 2.0 * s.m * s.n * s.k * s.batch; }
-
 constexpr size_t kLtWorkspaceBytes = size_t{32} << 20;  // cuBLASLt's workspace (32 MiB)
-
-struct DeviceBuffer {
-  void* ptr = nullptr;
-  explicit DeviceBuffer(size_t bytes) {
-    if (cudaMalloc(&ptr, std::max<size_t>(bytes, 1)) != cudaSuccess) {
-      ptr = nullptr;
-      cudaGetLastError();
-    }
-  }
-  ~DeviceBuffer() { cudaFree(ptr); }
-};
-
-// A problem of the bench: tight leading dimensions, alpha 1, beta 0; with the stored shapes of A
-// and B and the element size.
-struct TightProblem {
-  GemmProblem p;
-  int64_t ar, ac, br, bc;  // A stored ar x ac, B stored br x bc
-  int eb;                  // bytes per element of A and B
-};
-TightProblem tight_problem(const Shape& s, Precision dtype, Op op_a, Op op_b) {
-  TightProblem t;
-  GemmProblem& p = t.p;
-  p.precision = dtype, p.op_a = op_a, p.op_b = op_b, p.m = s.m, p.n = s.n, p.k = s.k;
-  p.alpha = 1.f, p.beta = 0.f;
-  gemmlab::stored_shape_a(p, &t.ar, &t.ac);
-  gemmlab::stored_shape_b(p, &t.br, &t.bc);
-  p.lda = t.ac, p.ldb = t.bc, p.ldc = s.n;
-  t.eb = gemmlab::input_bytes(dtype);
-  return t;
-}
 
 // cuBLAS rows of a variant: the plain call gets cublasGemmEx (batches: cublasGemmStridedBatchedEx),
 // plus cuBLASLt for batches and with --cublaslt; any other variant gets cuBLASLt alone.
@@ -143,13 +110,6 @@ gemmlab::GemmDesc to_desc(const GemmProblem& p) {
   d.batch = p.batch;
   d.stride_a = p.stride_a, d.stride_b = p.stride_b, d.stride_c = p.stride_c, d.stride_d = p.stride_d;
   return d;
-}
-
-void progress(const Options& opt, size_t i, size_t total, const std::string& what) {
-  if (opt.quiet) return;
-  static const bool tty = isatty(2);
-  std::fprintf(stderr, tty ? "\r\033[K[%zu/%zu] %s" : "[%zu/%zu] %s\n", i, total, what.c_str());
-  std::fflush(stderr);
 }
 
 // Rows a run will produce (for the progress line): per dtype, variant, size and transpose, one
@@ -443,101 +403,6 @@ Report run_gpu_bench(const Options& opt, const DeviceInfo& dev) {
   if (lt_handle) cublasLtDestroy(lt_handle);
   if (handle) cublasDestroy(handle);
   return rep;
-}
-
-Report run_cpu_bench(const Options& opt) {
-  Report rep;
-  rep.cpu_mode = true;
-  rep.date = utc_now();
-  rep.options = opt;
-  rep.device.name = "CPU (fp64 reference)";
-  size_t done = 0;
-  const size_t total = opt.dtypes.size() * opt.trans.size() * opt.sizes.size();
-  for (Precision dtype : opt.dtypes) {
-    for (const auto& [op_a, op_b] : opt.trans) {
-      for (const Shape& s : opt.sizes) {
-        Row r;
-        r.kernel = "cpu_fp64_reference", r.family = "reference", r.shape = s, r.dtype = dtype;
-        r.trans = std::string(op_a == Op::N ? "N" : "T") + (op_b == Op::N ? "N" : "T");
-        progress(opt, ++done, total, "cpu " + shape_text(s) + " " + gemmlab::precision_name(dtype));
-        TightProblem tp = tight_problem(s, dtype, op_a, op_b);
-        GemmProblem& p = tp.p;
-        const int64_t ar = tp.ar, ac = tp.ac, br = tp.br, bc = tp.bc;
-        const int eb = tp.eb;
-        std::vector<char> a(ar * ac * eb), b(br * bc * eb);
-        gemmlab::fill_random_host(a.data(), ar * ac, dtype, 1);
-        gemmlab::fill_random_host(b.data(), br * bc, dtype, 2);
-        p.A = a.data(), p.B = b.data();
-        std::vector<double> out(static_cast<size_t>(s.m * s.n));
-        std::vector<double> ms;
-        const int reps = std::max(1, std::min(opt.reps, 3));
-        for (int i = 0; i < reps; ++i) {
-          const auto t0 = std::chrono::steady_clock::now();
-          gemmlab::reference_gemm_cpu(p, out.data());
-          ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-        }
-        std::sort(ms.begin(), ms.end());
-        r.reps = reps;
-        r.ms_min = ms.front(), r.ms_max = ms.back(), r.ms_median = ms[ms.size() / 2];
-        r.tflops = flops(s) / (r.ms_median * 1e-3) / 1e12;
-        rep.rows.push_back(r);
-      }
-    }
-  }
-  if (!opt.quiet && isatty(2)) std::fprintf(stderr, "\r\033[K");
-  return rep;
-}
-
-int run_profile(const Options& opt, const DeviceInfo& dev, const char* argv0) {
-  const KernelDesc* k = gemmlab::find_kernel(opt.profile_kernel);
-  if (!k) {
-    std::fprintf(stderr, "gemm-bench: unknown kernel '%s' (see --list)\n", opt.profile_kernel.c_str());
-    return 2;
-  }
-  const Shape s = opt.sizes.front();
-  Precision dtype = opt.dtypes.front();
-  if (!(k->dtypes & gemmlab::dtype_bit(dtype)))
-    for (Precision d : {Precision::FP32, Precision::TF32, Precision::BF16, Precision::FP16})
-      if (k->dtypes & gemmlab::dtype_bit(d)) { dtype = d; break; }
-  const auto [op_a, op_b] = opt.trans.front();
-  TightProblem tp = tight_problem(s, dtype, op_a, op_b);
-  GemmProblem& p = tp.p;
-  const int64_t ar = tp.ar, ac = tp.ac, br = tp.br, bc = tp.bc;
-  const int eb = tp.eb;
-  DeviceBuffer a(ar * ac * eb), b(br * bc * eb), c(s.m * s.n * 4);
-  if (!a.ptr || !b.ptr || !c.ptr) {
-    std::fprintf(stderr, "gemm-bench: cudaMalloc failed for %s\n", shape_text(s).c_str());
-    return 1;
-  }
-  gemmlab::fill_random_device(a.ptr, ar * ac, dtype, 1);
-  gemmlab::fill_random_device(b.ptr, br * bc, dtype, 2);
-  p.A = a.ptr, p.B = b.ptr, p.C = static_cast<float*>(c.ptr);
-  auto run = [&]() {
-    return gemmlab::gemm(p.op_a, p.op_b, p.m, p.n, p.k, 1.f, p.A, p.lda, p.B, p.ldb, 0.f, gemmlab::c_f32(p),
-                         p.ldc, dtype, k->name);
-  };
-  if (run() != gemmlab::Status::Success) {  // warm-up, outside the range
-    std::fprintf(stderr, "gemm-bench: %s\n", gemmlab::last_error_message());
-    return 1;
-  }
-  cudaDeviceSynchronize();
-  nvtxRangePushA("gemmlab_profile");
-  const gemmlab::Status st = run();
-  cudaDeviceSynchronize();
-  nvtxRangePop();
-  if (st != gemmlab::Status::Success) {
-    std::fprintf(stderr, "gemm-bench: %s\n", gemmlab::last_error_message());
-    return 1;
-  }
-  const std::string trans = std::string(op_a == Op::N ? "N" : "T") + (op_b == Op::N ? "N" : "T");
-  std::printf("Profiled launch: %s %s %s %s on %s (one warm-up, then one launch inside NVTX range "
-              "'gemmlab_profile').\nTo collect hardware counters for exactly that launch:\n\n"
-              "  ncu --nvtx --nvtx-include \"gemmlab_profile/\" --clock-control none --set full "
-              "-o profile_%d %s --profile %s --sizes %s --dtype %s --trans %s\n",
-              k->name, shape_text(s).c_str(), gemmlab::precision_name(dtype), trans.c_str(),
-              dev.name.c_str(), k->step, argv0, k->name, shape_text(s).c_str(),
-              gemmlab::precision_name(dtype), trans.c_str());
-  return 0;
 }
 
 }  // namespace gemmbench
