@@ -296,7 +296,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   });
   // The last TMA stores have written D (and read the buffer) before the CTA exits.
   if constexpr (kEpi == kEpiTma)
-    if (threadIdx.x % 128 == 0) bulk_wait_all<0>();
+    if (threadIdx.x % 32 == 0) bulk_wait_all<0>();  // (each warp's lane 0 issued its own)
 #endif
 }
 

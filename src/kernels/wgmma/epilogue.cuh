@@ -179,24 +179,28 @@ __device__ __forceinline__ void store_fragment_staged(const Epilogue& ep, const 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Epilogue through TMA stores (wgmma/03, beta = 0, a 16-bit D). The staged drain above keeps the
-// consumer warps busy with global stores while the tensor cores idle; here each thread applies
-// the whole epilogue (alpha, bias, activation, rounding to D's dtype) to its fragment in
-// registers, writes the result into shared memory in the layout of a 128-byte-swizzled TMA box of
-// 64 rows x 64 columns (128 bytes), and one thread hands the box to TMA (cp.async.bulk.tensor,
-// bulk_group): the warpgroup goes on to the next box, and to its next tile's main loop, while the
-// copy to global memory runs. Rows and columns past D's edges are clipped by TMA. The warpgroup's
-// 16 KB buffer holds two boxes: before box i is written, the issuing thread waits until box
-// i - 2's store has read the half it reused (wait_group.read 1).
+// Epilogue through TMA stores (wgmma/03, beta = 0; a 16-bit D, or an fp32 one with a bias or an
+// activation). The staged drain above keeps the consumer warps busy with global stores while the
+// tensor cores idle; here each thread applies the whole epilogue (alpha, bias, activation,
+// rounding to D's dtype) to its fragment in registers and writes the result into shared memory
+// in the layout of a 128-byte-swizzled TMA box, and the warp's lane 0 hands the box to TMA
+// (cp.async.bulk.tensor, bulk_group): the warp goes on to its next box, and to the next tile's
+// main loop, while the copy to global memory runs. Rows and columns past D's edges are clipped by
+// TMA. Each warp stores its own 16 rows (boxes of 16 rows x 128 bytes: 64 16-bit or 32 fp32
+// columns) through its quarter of the warpgroup's 16 KB buffer, two boxes deep: before box i is
+// written, lane 0 waits until the warp's store of box i - 2 has read the half it reuses
+// (wait_group.read 1), and a warp sync and a proxy fence are all that order the rest; no barrier
+// across the warpgroup (one 64-row box per warpgroup needed two per box).
 // The epilogue is paid on every tile while the tensor cores idle (it is not overlapped with a
 // main loop), so its instructions count: the boxes are unrolled (each box's accumulators at
 // constant indices, no selects), and each 8 x 8 piece of 16-bit results goes out with stmatrix,
 // four per instruction, in the fragment's own layout (a group of 8 columns x 16 rows of a warp
 // is two such pieces: d[4j], d[4j+1] above, d[4j+2], d[4j+3] below). Swizzle: the 16-byte chunk
 // q of box row r sits at chunk q ^ (r % 8); the 8 rows of a piece are 8 consecutive ones, so each
-// piece's 8 chunks fall in 8 distinct bank groups.
+// piece's 8 chunks fall in 8 distinct bank groups (fp32: a warp's 8-byte stores fill two
+// wavefronts).
 // ---------------------------------------------------------------------------------------------
-constexpr int kTmaStoreBoxBytes = 64 * 128;  // two per warpgroup buffer (kStagedEpilogueBytes)
+constexpr int kTmaStoreBoxBytes = 16 * 128;  // a warp's box; two per warp in the warpgroup's buffer
 
 // The bias of one box's columns for this thread: two per fragment group (kGroups of them), c =
 // the box's first column + 2 (lane % 4); 0 past n or without a bias.
@@ -256,42 +260,47 @@ __device__ __forceinline__ void store_fragment_tma(const Epilogue& ep, const flo
   constexpr int kBoxes = kN / kW;
   static_assert(kN % kW == 0 && kBoxes % 2 == 0, "whole boxes, an even number per tile");
   static_assert(kN / 8 * 4 * 4 <= kTileBiasBytes, "the tile's bias words fit their block");
-  const int lane = threadIdx.x % 32, t = lane % 4;
-  const bool issuer = threadIdx.x % 128 == 0;
+  const int lane = threadIdx.x % 32, t = lane % 4, warp = threadIdx.x % 128 / 32;
+  const bool issuer = lane == 0;
   const bool bias32 = ep.bias && ep.bias_type == DType::F32;
   const bool bf16 = ep.d_type == DType::BF16;
+  // Each warp stores its own 16 rows: boxes of 16 rows x 128 bytes in its quarter of the buffer
+  // (two 2 KB halves), handed to TMA by its lane 0; no barrier between the warps.
+  uint8_t* wbuf = buf + warp * 2 * kTmaStoreBoxBytes;
   // 16-bit D: stmatrix step s writes groups 2s and 2s + 1 (matrices: group 2s above, below; group
   // 2s + 1 above, below); lane l gives row l % 8 of matrix l / 8: box row srow, group 2s + l / 16.
-  // fp32 D: 8-byte stores of the thread's pairs, rows row_lo and row_hi.
-  const int srow = 16 * (threadIdx.x % 128 / 32) + 8 * ((lane >> 3) & 1) + (lane & 7);
-  const int row_lo = fragment_row(0), row_hi = fragment_row(1);
-  // (the last tile's words were all read before its last box's second barrier; box 0's first
-  // barrier orders these stores before this tile's reads)
-  if (ep.bias && !bias32) bias_smem[threadIdx.x % 128] = bias_word;
+  // fp32 D: 8-byte stores of the thread's pairs, box rows lane / 4 and 8 below.
+  const int srow = 8 * ((lane >> 3) & 1) + (lane & 7);
+  const int row_lo = lane / 4, row_hi = row_lo + 8;
+  if (ep.bias && !bias32) {
+    // (the last tile's words were all read before this barrier)
+    bias_smem[threadIdx.x % 128] = bias_word;
+    warpgroup_bar(wg_bar);
+  }
 #pragma unroll
   for (int box = 0; box < kBoxes; ++box) {
     // v[4g], v[4g + 1]: the upper row, columns c + 8g + {0, 1}; v[4g + 2], v[4g + 3]: 8 below.
     float v[kVals];
 #pragma unroll
     for (int i = 0; i < kVals; ++i) v[i] = d[box * kVals + i];
-    // An fp32 bias: this box's values, loaded ahead of the wait and the barrier (loading the
-    // next box's one box ahead, as the rolled loop did, spilled once the boxes were unrolled).
     BoxBias<kGroups> cur;
-    if (bias32) cur.load(ep, col0 + kW * box + 2 * t);
-    else cur.zero();
-    if (issuer) bulk_wait_read<1>();  // box - 2's store has read this half
-    warpgroup_bar(wg_bar);
-    if (ep.bias && !bias32) {  // this box's words of the 16-bit bias
+    if (bias32) {
+      cur.load(ep, col0 + kW * box + 2 * t);
+    } else if (ep.bias) {  // this box's words of the 16-bit bias
 #pragma unroll
       for (int g = 0; g < kGroups; ++g) {
         const float2 f = unpack_bias_word(bias_smem[4 * (box * kGroups + g) + t], ep.bias_type);
         cur.v[2 * g] = f.x, cur.v[2 * g + 1] = f.y;
       }
+    } else {
+      cur.zero();
     }
 #pragma unroll
     for (int i = 0; i < kVals; ++i) v[i] = fmaf(v[i], ep.alpha, cur.v[2 * (i / 4) + i % 2]);
     activate_n<kVals>(v, ep.act);
-    uint8_t* half = buf + (box & 1) * kTmaStoreBoxBytes;
+    uint8_t* half = wbuf + (box & 1) * kTmaStoreBoxBytes;
+    if (issuer) bulk_wait_read<1>();  // the warp's store of box - 2 has read this half
+    __syncwarp();
     if constexpr (kEs == 2) {
       uint32_t w[kVals / 2];
       if (bf16) {
@@ -322,10 +331,10 @@ __device__ __forceinline__ void store_fragment_tma(const Epilogue& ep, const flo
             make_float2(v[4 * g + 2], v[4 * g + 3]);
       }
     }
-    fence_proxy_async();  // the box's generic-proxy writes, visible to TMA after the barrier
-    warpgroup_bar(wg_bar);
+    fence_proxy_async();  // the box's generic-proxy writes, visible to TMA after the sync
+    __syncwarp();
     if (issuer) {
-      tma_store_3d(map, half, col0 + kW * box, row0, z);
+      tma_store_3d(map, half, col0 + kW * box, row0 + 16 * warp, z);
       bulk_commit_group();
     }
   }

@@ -237,7 +237,7 @@ cudaError_t make_store_map(CUtensorMap* map, const GemmProblem& p) {
                         static_cast<cuuint64_t>(p.batch > 1 ? p.batch : 1)};
   cuuint64_t strides[2] = {static_cast<cuuint64_t>(p.ldd * eb), 0};
   strides[1] = p.batch > 1 ? static_cast<cuuint64_t>(p.stride_d * eb) : strides[0] * dims[1];
-  cuuint32_t box[3] = {static_cast<cuuint32_t>(128 / eb), 64, 1}, elem_strides[3] = {1, 1, 1};
+  cuuint32_t box[3] = {static_cast<cuuint32_t>(128 / eb), 16, 1}, elem_strides[3] = {1, 1, 1};
   const CUresult r = encode(map, type, 3, p.D, dims, strides, box, elem_strides,
                             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
                             CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
