@@ -30,8 +30,8 @@
 // float4s in registers before the one store of D.
 // Seed: beyond the seeds.
 // Measured (H100 SXM, cuBLAS / cuBLASLt in the same run, h100-suite-large / h100-epilogue,
-// 2026-11-25 02:11 UTC): 4096^3 bf16 97%, fp16 97%, tf32 99%; 4097^3 (operands packed inside the
-// call) 2.3-3.6x; bf16 with a bf16 D 98% (4096^3) and 99% (8192^3) of cuBLASLt.
+// 2026-11-25 02:57 UTC): 4096^3 bf16 97%, fp16 97%, tf32 99%; 4097^3 (operands packed inside the
+// call) 2.3-3.6x; bf16 with a bf16 D 97-98% (4096^3) and 100% (8192^3) of cuBLASLt.
 // History (clusters with B multicast, stream-k tails, 128 x 128 tiles): docs/history.md.
 #include <type_traits>
 

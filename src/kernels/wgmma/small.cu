@@ -19,8 +19,8 @@
 // tile and the splits come from a cost model (wgmma/plan.h:
 // wgmma_small_plan); every (tile, splits) pair is a plan variant that gemm-tune measures.
 // Seed: beyond the seeds (issue: small squares and deep K).
-// Measured (H100, cuBLAS in the same run, 2026-11-25 02:26 UTC, docs/results/h100-suite-small):
-// small suite bf16 0.96x (1536^3 85%), tf32 1.10x (1536^3 123%).
+// Measured (H100, cuBLAS in the same run, 2026-11-25 02:56 UTC, docs/results/h100-suite-small):
+// small suite bf16 0.96x (1536^3 85%), tf32 1.10x (1536^3 122%).
 #include "kernels/wgmma/plan.h"
 #include "kernels/wgmma/strips.h"
 #include "runtime/device_props.h"
