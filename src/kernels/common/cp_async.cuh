@@ -23,41 +23,34 @@ __device__ __forceinline__ void cp_async_16(void* smem, const void* gmem, bool v
 
 // Copy the first `src_bytes` (0..16) bytes of a 16-byte chunk and zero-fill the rest: a tile's
 // last partial vector along a row (e.g. k = 1025 with 16-byte aligned rows) without a scalar path.
-// Only src_bytes bytes of gmem are read.
+// Only src_bytes bytes of gmem are read. kL2Prefetch: L2 fetches the whole aligned 256-byte block
+// around the source from DRAM; for an operand read 64 bytes per row and k-tile (simt/sgemm's
+// row-major A tile), the next k-tiles of each row arrive in the same DRAM burst.
+template <bool kL2Prefetch = false>
 __device__ __forceinline__ void cp_async_16_partial(void* smem, const void* gmem, int src_bytes) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem)),
-               "l"(gmem), "r"(src_bytes));
+  if constexpr (kL2Prefetch)
+    asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem)),
+                 "l"(gmem), "r"(src_bytes));
+  else
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem)),
+                 "l"(gmem), "r"(src_bytes));
 #endif
 }
 
-// cp_async_16_partial, and L2 fetches the whole aligned 256-byte block around the source from
-// DRAM: for an operand read 64 bytes per row and k-tile (simt/sgemm's row-major A tile), the next
-// k-tiles of each row arrive in the same DRAM burst.
-__device__ __forceinline__ void cp_async_16_partial_l2_256(void* smem, const void* gmem,
-                                                           int src_bytes) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem)),
-               "l"(gmem), "r"(src_bytes));
-#endif
-}
-
-// Copy 4 bytes (any 4-byte-aligned address); zero-fill when `valid` is false.
+// Copy 4 bytes (any 4-byte-aligned address); zero-fill when `valid` is false. kL2Prefetch: the
+// same 256-byte L2 fetch (a k-major tile's 4-byte copies of an A stored with k contiguous: 64
+// bytes per row and k-tile).
+template <bool kL2Prefetch = false>
 __device__ __forceinline__ void cp_async_4(void* smem, const void* gmem, bool valid) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   const int src_bytes = valid ? 4 : 0;
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_addr(smem)), "l"(gmem),
-               "r"(src_bytes));
-#endif
-}
-
-// cp_async_4 with the same 256-byte L2 prefetch (a k-major tile's 4-byte copies of an A stored
-// with k contiguous: 64 bytes per row and k-tile).
-__device__ __forceinline__ void cp_async_4_l2_256(void* smem, const void* gmem, bool valid) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  const int src_bytes = valid ? 4 : 0;
-  asm volatile("cp.async.ca.shared.global.L2::256B [%0], [%1], 4, %2;\n" ::"r"(smem_addr(smem)),
-               "l"(gmem), "r"(src_bytes));
+  if constexpr (kL2Prefetch)
+    asm volatile("cp.async.ca.shared.global.L2::256B [%0], [%1], 4, %2;\n" ::"r"(smem_addr(smem)),
+                 "l"(gmem), "r"(src_bytes));
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_addr(smem)),
+                 "l"(gmem), "r"(src_bytes));
 #endif
 }
 

@@ -15,10 +15,22 @@
 
 namespace gemmlab {
 
+// kN 16-byte copies down a column of chunks, copy i from src + i * step rows of ld floats to
+// dst + i * sstep floats: `bytes` of it (the rest zero-filled) while i * step < left, none after
+// (rows or k-steps past the operand's end).
+template <int kN, bool kL2Prefetch>
+__device__ __forceinline__ void copy_chunks(float* dst, int sstep, const float* src, int ld,
+                                            int step, int left, int bytes) {
+#pragma unroll
+  for (int i = 0; i < kN; ++i)
+    cp_async_16_partial<kL2Prefetch>(dst + i * sstep, src + static_cast<size_t>(i * step) * ld,
+                                     i * step < left ? bytes : 0);
+}
+
 // Copies one operand's kBK x kRows tiles into shared memory Xs[k][r] (r = row of op(A) or column
 // of op(B), row stride kLd), one k-tile per load() call, in order. kContigK: X's contiguous
 // direction is k. kVec: 16-byte copies (only when r is contiguous and rows are 16-byte aligned).
-// kL2Prefetch (kContigK): each row's 64 bytes ask L2 for its 256-byte block (cp_async_4_l2_256).
+// kL2Prefetch (kContigK): each row's 64 bytes ask L2 for its 256-byte block (cp_async_4<true>).
 template <int kRows, int kLd, bool kContigK, bool kVec, bool kL2Prefetch = false>
 struct AsyncLoader {
   static constexpr int kBK = 16;  // k-tile depth: the k-contiguous copy is 2 x 8 lanes deep
@@ -74,22 +86,15 @@ struct AsyncLoader {
 #pragma unroll
         for (int h = 0; h < 2; ++h) {  // k = kk + 8 h
           const bool valid = 32 * j < rows_left && 8 * h < k_left;
-          if constexpr (kL2Prefetch)
-            cp_async_4_l2_256(Xs + soff + h * 8 * kLd + 32 * j, p + 8 * h, valid);
-          else
-            cp_async_4(Xs + soff + h * 8 * kLd + 32 * j, p + 8 * h, valid);
+          cp_async_4<kL2Prefetch>(Xs + soff + h * 8 * kLd + 32 * j, p + 8 * h, valid);
         }
         p += static_cast<size_t>(32) * ld;
       }
       gp += kBK;
     } else if (kVec) {
       // Bytes of this thread's 16-byte row chunk inside op(X): 16, a partial 4..12, or 0.
-      const int bytes = max(0, min(rows_left, 4)) * 4;
-#pragma unroll
-      for (int i = 0; i < kPerThread; ++i)
-        cp_async_16_partial(Xs + soff + i * kKStep * kLd,
-                            gp + static_cast<size_t>(i * kKStep) * ld,
-                            i * kKStep < k_left ? bytes : 0);
+      copy_chunks<kPerThread, false>(Xs + soff, kKStep * kLd, gp, ld, kKStep, k_left,
+                                     max(0, min(rows_left, 4)) * 4);
       gp += static_cast<size_t>(kBK) * ld;
     } else {
 #pragma unroll
@@ -128,12 +133,8 @@ struct ARowLoader {
   }
 
   __device__ __forceinline__ void load(float* Xs) {
-    const int bytes = max(0, min(k_left, 4)) * 4;
-#pragma unroll
-    for (int i = 0; i < kPerThread; ++i)
-      cp_async_16_partial_l2_256(Xs + soff + i * kRowStep * kBK,
-                                 gp + static_cast<size_t>(i * kRowStep) * ld,
-                                 i * kRowStep < rows_left ? bytes : 0);
+    copy_chunks<kPerThread, true>(Xs + soff, kRowStep * kBK, gp, ld, kRowStep, rows_left,
+                                  max(0, min(k_left, 4)) * 4);
     gp += kBK;
     k_left -= kBK;
   }

@@ -22,16 +22,12 @@
 // entry, so persistent CTAs and stream-k runs cross entries like tiles. Under DynamicTiles
 // (gemmlab_dist's pieces, beside NCCL's kernels) a CTA draws each tile after its first from a
 // counter instead of walking tile, tile + grid, ...: CTAs that start late take fewer tiles. A
-// D written without reading C (a 16-bit D, or an fp32 one with a bias or an activation) goes out
-// through TMA stores: the epilogue (alpha, bias, activation, rounding) is applied to the fragment
-// in registers, each 64-row x 128-byte box is written to shared memory (16-bit: stmatrix) and
-// handed to TMA, and the warpgroup goes on while the copy runs (a 16-bit bias is loaded before
-// the tile's main loop); other epilogues (a plain fp32 D, beta != 0) are applied to the staged
-// float4s in registers before the one store of D.
+// D written without reading C (16-bit, or fp32 with a bias or an activation) goes out through TMA
+// stores: the epilogue is applied in registers and each warp hands its 16-row boxes to TMA
+// (epilogue.cuh: store_fragment_tma); other epilogues go through the staged float4 drain.
 // Seed: beyond the seeds.
-// Measured (H100 SXM, cuBLAS / cuBLASLt in the same run, h100-suite-large / h100-epilogue,
-// 2026-11-25 02:57 UTC): 4096^3 bf16 97%, fp16 97%, tf32 99%; 4097^3 (operands packed inside the
-// call) 2.3-3.6x; bf16 with a bf16 D 97-98% (4096^3) and 100% (8192^3) of cuBLASLt.
+// Measured (H100 SXM, same-run cuBLAS / cuBLASLt, 2026-11-25 02:57 UTC): 4096^3 bf16 97%, fp16 97%,
+// tf32 99%; 4097^3 2.3-3.6x; bf16 D 97-98% (4096^3), 100% (8192^3) of cuBLASLt (h100-epilogue).
 // History (clusters with B multicast, stream-k tails, 128 x 128 tiles): docs/history.md.
 #include <type_traits>
 
@@ -60,9 +56,8 @@ constexpr int kPartialFloats = 64 * kBN;  // one consumer warpgroup's accumulato
 template <typename T, bool kAK, bool kBK>
 using Tile = StageTile<T, kBM, kBN, kAK, kBK>;
 
-// The epilogue goes through a private shared-memory buffer per consumer warpgroup (the stages
-// can't host it: the producer is already filling them for the next tile).
-// Then a block per consumer warpgroup for the TMA-store epilogue's 16-bit bias (kTileBiasBytes).
+// Per consumer warpgroup: an epilogue buffer (the producer is already filling the stages for the
+// next tile) and a block for the TMA-store epilogue's 16-bit bias (kTileBiasBytes).
 template <typename T, bool kAK, bool kBK>
 constexpr int smem_bytes() {
   return kStages * Tile<T, kAK, kBK>::kBytes + 2 * kStagedEpilogueBytes + 2 * kTileBiasBytes +
@@ -294,9 +289,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         epilogue_buf + cw * (kStagedEpilogueBytes / 4), cw, tc.row0 + 64 * cw, tc.col0, bt.entry,
         &map_d, bias_words + cw * (kTileBiasBytes / 4), bias_word);
   });
-  // The last TMA stores have written D (and read the buffer) before the CTA exits.
-  if constexpr (kEpi == kEpiTma)
-    if (threadIdx.x % 32 == 0) bulk_wait_all<0>();  // (each warp's lane 0 issued its own)
+  // Each warp's last TMA stores (its lane 0 issued them) are done before the CTA exits.
+  if constexpr (kEpi == kEpiTma) if (threadIdx.x % 32 == 0) bulk_wait_all<0>();
 #endif
 }
 

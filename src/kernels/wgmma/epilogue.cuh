@@ -246,6 +246,50 @@ __device__ __forceinline__ float2 unpack_bias_word(uint32_t x, DType t) {
   return __half22float2(*reinterpret_cast<const __half2*>(&x));
 }
 
+// A warp's finished values of one box (v[4g], v[4g + 1]: its upper row, columns 8g + 2 (lane % 4)
+// + {0, 1}; v[4g + 2], v[4g + 3]: 8 rows below) into the 16-row box at `box` in D's dtype
+// (kEs bytes; bf16 or fp16 by `bf16`). 16-bit: stmatrix step s writes groups 2s and 2s + 1
+// (matrices: group 2s above, below; group 2s + 1 above, below); lane l gives row l % 8 of matrix
+// l / 8: box row srow, group 2s + l / 16. fp32: 8-byte stores of the pairs, rows lane / 4 and 8
+// below.
+template <int kEs, int kVals>
+__device__ __forceinline__ void write_box(uint8_t* box, const float (&v)[kVals], bool bf16) {
+  constexpr int kGroups = kVals / 4;
+  const int lane = threadIdx.x % 32, t = lane % 4;
+  if constexpr (kEs == 2) {
+    uint32_t w[kVals / 2];
+    if (bf16) {
+#pragma unroll
+      for (int j = 0; j < kVals / 2; ++j) {
+        const __nv_bfloat162 h = __floats2bfloat162_rn(v[2 * j], v[2 * j + 1]);
+        w[j] = *reinterpret_cast<const uint32_t*>(&h);
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < kVals / 2; ++j) {
+        const __half2 h = __floats2half2_rn(v[2 * j], v[2 * j + 1]);
+        w[j] = *reinterpret_cast<const uint32_t*>(&h);
+      }
+    }
+    const int srow = 8 * ((lane >> 3) & 1) + (lane & 7);
+    const uint32_t row_addr = smem_addr(box) + srow * 128;
+#pragma unroll
+    for (int s = 0; s < kGroups / 2; ++s)
+      stmatrix_x4(row_addr + (((2 * s + (lane >> 4)) ^ (lane & 7)) << 4), w[4 * s], w[4 * s + 1],
+                  w[4 * s + 2], w[4 * s + 3]);
+  } else {
+    const int row_lo = lane / 4, row_hi = row_lo + 8;
+#pragma unroll
+    for (int g = 0; g < kGroups; ++g) {
+      const int q = 2 * g + t / 2, off = 8 * (t % 2);  // 16-byte chunk, byte in it
+      *reinterpret_cast<float2*>(box + row_lo * 128 + ((q ^ (row_lo % 8)) << 4) + off) =
+          make_float2(v[4 * g], v[4 * g + 1]);
+      *reinterpret_cast<float2*>(box + row_hi * 128 + ((q ^ (row_hi % 8)) << 4) + off) =
+          make_float2(v[4 * g + 2], v[4 * g + 3]);
+    }
+  }
+}
+
 // kEs: D's element bytes (2: bf16 / fp16, 4: fp32). (row0, col0): the fragment's origin in D; z: the batch entry
 // (the map's third coordinate). bias_smem: the warpgroup's kTileBiasBytes block; bias_word:
 // load_bias_word(ep, col0), loaded before the tile's main loop.
@@ -267,11 +311,6 @@ __device__ __forceinline__ void store_fragment_tma(const Epilogue& ep, const flo
   // Each warp stores its own 16 rows: boxes of 16 rows x 128 bytes in its quarter of the buffer
   // (two 2 KB halves), handed to TMA by its lane 0; no barrier between the warps.
   uint8_t* wbuf = buf + warp * 2 * kTmaStoreBoxBytes;
-  // 16-bit D: stmatrix step s writes groups 2s and 2s + 1 (matrices: group 2s above, below; group
-  // 2s + 1 above, below); lane l gives row l % 8 of matrix l / 8: box row srow, group 2s + l / 16.
-  // fp32 D: 8-byte stores of the thread's pairs, box rows lane / 4 and 8 below.
-  const int srow = 8 * ((lane >> 3) & 1) + (lane & 7);
-  const int row_lo = lane / 4, row_hi = row_lo + 8;
   if (ep.bias && !bias32) {
     // (the last tile's words were all read before this barrier)
     bias_smem[threadIdx.x % 128] = bias_word;
@@ -301,36 +340,7 @@ __device__ __forceinline__ void store_fragment_tma(const Epilogue& ep, const flo
     uint8_t* half = wbuf + (box & 1) * kTmaStoreBoxBytes;
     if (issuer) bulk_wait_read<1>();  // the warp's store of box - 2 has read this half
     __syncwarp();
-    if constexpr (kEs == 2) {
-      uint32_t w[kVals / 2];
-      if (bf16) {
-#pragma unroll
-        for (int j = 0; j < kVals / 2; ++j) {
-          const __nv_bfloat162 h = __floats2bfloat162_rn(v[2 * j], v[2 * j + 1]);
-          w[j] = *reinterpret_cast<const uint32_t*>(&h);
-        }
-      } else {
-#pragma unroll
-        for (int j = 0; j < kVals / 2; ++j) {
-          const __half2 h = __floats2half2_rn(v[2 * j], v[2 * j + 1]);
-          w[j] = *reinterpret_cast<const uint32_t*>(&h);
-        }
-      }
-      const uint32_t row_addr = smem_addr(half) + srow * 128;
-#pragma unroll
-      for (int s = 0; s < kGroups / 2; ++s)
-        stmatrix_x4(row_addr + (((2 * s + (lane >> 4)) ^ (lane & 7)) << 4), w[4 * s],
-                    w[4 * s + 1], w[4 * s + 2], w[4 * s + 3]);
-    } else {
-#pragma unroll
-      for (int g = 0; g < kGroups; ++g) {
-        const int q = 2 * g + t / 2, off = 8 * (t % 2);  // 16-byte chunk, byte in it
-        *reinterpret_cast<float2*>(half + row_lo * 128 + ((q ^ (row_lo % 8)) << 4) + off) =
-            make_float2(v[4 * g], v[4 * g + 1]);
-        *reinterpret_cast<float2*>(half + row_hi * 128 + ((q ^ (row_hi % 8)) << 4) + off) =
-            make_float2(v[4 * g + 2], v[4 * g + 3]);
-      }
-    }
+    write_box<kEs>(half, v, bf16);
     fence_proxy_async();  // the box's generic-proxy writes, visible to TMA after the sync
     __syncwarp();
     if (issuer) {
