@@ -237,4 +237,42 @@ inline void expect_correct(const ExSpec& s, const char* kernel = "auto") {
   EXPECT_EQ(d.run_and_check(r, kernel), "");
 }
 
+// gtest: `kernel` on s keeps the eager run's bits under CUDA graph capture and three replays (D
+// reset before each), and for two problems with the same data run at once on two streams.
+inline void expect_same_bits_in_graphs_and_streams(const ExSpec& s, const char* kernel) {
+  SCOPED_TRACE(describe(s) + " on " + kernel);
+  ExProblem d(s), d2(s);
+  ASSERT_EQ(d.error(), "");
+  ASSERT_EQ(d2.error(), "");
+  EpilogueReference r;
+  ASSERT_EQ(d.reference(&r), "");
+  EXPECT_EQ(d.run_and_check(r, kernel), "");
+  const std::vector<char> eager = d.read_d();
+  ASSERT_FALSE(eager.empty());
+  Stream s1, s2;
+  ASSERT_NE(s1.s, nullptr);
+  ASSERT_NE(s2.s, nullptr);
+  cudaGraph_t g = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaStreamBeginCapture(s1.s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
+  const Status st = gemm(d.desc(), kernel, s1.s);
+  ASSERT_EQ(cudaStreamEndCapture(s1.s, &g), cudaSuccess);
+  ASSERT_EQ(st, Status::Success) << last_error_message();
+  ASSERT_EQ(cudaGraphInstantiate(&exec, g, 0), cudaSuccess);
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(d.reset(s1.s), cudaSuccess);
+    ASSERT_EQ(cudaGraphLaunch(exec, s1.s), cudaSuccess);
+    EXPECT_TRUE(d.read_d() == eager) << "replay " << i;
+  }
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(g);
+  ASSERT_EQ(d.reset(s1.s), cudaSuccess);
+  ASSERT_EQ(d2.reset(s2.s), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  ASSERT_EQ(gemm(d.desc(), kernel, s1.s), Status::Success) << last_error_message();
+  ASSERT_EQ(gemm(d2.desc(), kernel, s2.s), Status::Success) << last_error_message();
+  EXPECT_TRUE(d.read_d() == eager) << "stream 1";
+  EXPECT_TRUE(d2.read_d() == eager) << "stream 2";
+}
+
 }  // namespace gemmlab::test

@@ -14,6 +14,7 @@
 #include "ex_problem_util.h"
 #include "gpu_util.h"
 #include "kernel_check.h"
+#include "kernels/wgmma/plan.h"
 #include "runtime/plan_choice.h"
 #include "runtime/device_props.h"
 #include "runtime/reserve_sms.h"
@@ -117,18 +118,52 @@ TEST(LargeShapes, WgmmaSplitKEverySliceCount) {
   GEMMLAB_REQUIRE_GPU();
   check_variants_of_cases({{Precision::BF16, Shape{136, 64, 9000}, Op::N, Op::N, 0, true},
                            {Precision::TF32, Shape{100, 132, 9000}, Op::T, Op::N, 0, true},
-                           {Precision::FP16, Shape{257, 200, 8200}, Op::N, Op::T, 0, false}},
+                           {Precision::FP16, Shape{257, 200, 8200}, Op::N, Op::T, 0, false},
+                           // m n odd: the slice sum's scalar loop at every slice count
+                           {Precision::BF16, Shape{135, 63, 9000}, Op::N, Op::T, 0, false}},
                           "wgmma/split_k", 3, "slice counts");
 }
 
+// wgmma/split_k's slice sum is launched as a programmatic dependent of the slices' kernel: its
+// bits under graph capture and replay and on two streams at once equal the eager run's, for each
+// sum kernel (16 slices, 4 elements a thread; m n odd, an element a thread; 32 slices, in
+// groups), with C read (beta != 0), a bias, GELU and a 16-bit D.
+TEST(LargeShapes, WgmmaSplitKGraphReplayAndTwoStreamsKeepTheBits) {
+  GEMMLAB_REQUIRE_GPU();
+  if (current_cc() < 90) GTEST_SKIP() << "wgmma/split_k needs sm_90a";
+  ExSpec mid;
+  mid.precision = Precision::BF16, mid.m = 256, mid.n = 256, mid.k = 8192;
+  mid.beta = 0.5f, mid.c_type = DType::BF16, mid.d_type = DType::BF16, mid.bias = true;
+  mid.act = Activation::GeluTanh, mid.seed = 310;
+  ExSpec odd = mid;
+  odd.precision = Precision::FP16, odd.m = 505, odd.n = 255, odd.k = 9000, odd.op_b = Op::T;
+  odd.c_type = DType::F32;
+  odd.d_type = DType::F32, odd.act = Activation::ReLU, odd.seed = 311;
+  ExSpec many = mid;
+  many.m = 128, many.n = 128, many.k = 32768, many.d_type = DType::F16, many.seed = 312;
+  const DeviceDesc dev = current_device_desc();
+  const auto slices = [&](const ExSpec& x) {
+    return wgmma_plan::plan_slices(x.m, x.n, x.k, x.precision, dev).count();
+  };
+  EXPECT_GE(slices(mid), 8);
+  EXPECT_LT(slices(mid), 32);
+  EXPECT_GE(slices(odd), 2);
+  EXPECT_LT(slices(odd), 32);
+  EXPECT_GE(slices(many), 32);
+  for (const ExSpec& spec : {mid, odd, many})
+    expect_same_bits_in_graphs_and_streams(spec, "wgmma/split_k");
+}
+
 // wgmma/small: every (tile, splits) plan variant it offers gemm-tune computes the same product,
-// each checked against fp64 under its ForcePlan: tokens as C's rows (NN, misaligned rows packed)
+// each checked against fp64 under its ForcePlan: tokens as C's rows (NN, aligned rows: a plain
+// fp32 D straight from the registers; misaligned rows packed)
 // and as its columns (TN: MN-major tokens; TT), K not a multiple of 64.
 TEST(LargeShapes, WgmmaSmallEveryPlanVariant) {
   GEMMLAB_REQUIRE_GPU();
   const char* kName = "wgmma/small";
   if (const unsigned grid = h100_grid(kName, Precision::BF16, 1024, 1024, 1024)) EXPECT_EQ(grid, 128u);
   check_variants_of_cases({{Precision::BF16, Shape{300, 500, 1000}, Op::N, Op::N, 3, false},
+                           {Precision::FP16, Shape{300, 500, 1000}, Op::N, Op::N, 0, false},
                            {Precision::FP16, Shape{129, 77, 5000}, Op::T, Op::N, 0, true},
                            {Precision::BF16, Shape{700, 260, 3001}, Op::T, Op::T, 0, false}},
                           kName, 4, "plans");

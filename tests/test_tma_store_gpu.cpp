@@ -132,42 +132,8 @@ TEST(TmaStore, Wgmma03GraphReplayAndTwoStreamsKeepTheBits) {
   streamk.m = 1024, streamk.k = 4096, streamk.d_type = DType::F16, streamk.seed = 301;
   streamk.precision = Precision::FP16, streamk.bias_type = DType::F16;
   for (const ExSpec& spec : {plain, streamk}) {
-    SCOPED_TRACE(describe(spec));
-    ExProblem d(spec), d2(spec);
-    ASSERT_EQ(d.error(), "");
-    ASSERT_EQ(d2.error(), "");
-    ASSERT_TRUE(sm90::tma_storable(d.problem()));
-    EpilogueReference r;
-    ASSERT_EQ(d.reference(&r), "");
-    EXPECT_EQ(d.run_and_check(r, kWgmma03), "");
-    const std::vector<char> eager = d.read_d();
-    ASSERT_FALSE(eager.empty());
-    Stream s1, s2;
-    ASSERT_NE(s1.s, nullptr);
-    ASSERT_NE(s2.s, nullptr);
-    // Captured once, replayed three times, D reset before each replay.
-    cudaGraph_t g = nullptr;
-    cudaGraphExec_t exec = nullptr;
-    ASSERT_EQ(cudaStreamBeginCapture(s1.s, cudaStreamCaptureModeThreadLocal), cudaSuccess);
-    const Status st = gemm(d.desc(), kWgmma03, s1.s);
-    ASSERT_EQ(cudaStreamEndCapture(s1.s, &g), cudaSuccess);
-    ASSERT_EQ(st, Status::Success) << last_error_message();
-    ASSERT_EQ(cudaGraphInstantiate(&exec, g, 0), cudaSuccess);
-    for (int i = 0; i < 3; ++i) {
-      ASSERT_EQ(d.reset(s1.s), cudaSuccess);
-      ASSERT_EQ(cudaGraphLaunch(exec, s1.s), cudaSuccess);
-      EXPECT_TRUE(d.read_d() == eager) << "replay " << i;
-    }
-    cudaGraphExecDestroy(exec);
-    cudaGraphDestroy(g);
-    // Two streams at once, each into its own D.
-    ASSERT_EQ(d.reset(s1.s), cudaSuccess);
-    ASSERT_EQ(d2.reset(s2.s), cudaSuccess);
-    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-    ASSERT_EQ(gemm(d.desc(), kWgmma03, s1.s), Status::Success) << last_error_message();
-    ASSERT_EQ(gemm(d2.desc(), kWgmma03, s2.s), Status::Success) << last_error_message();
-    EXPECT_TRUE(d.read_d() == eager) << "stream 1";
-    EXPECT_TRUE(d2.read_d() == eager) << "stream 2";
+    ASSERT_TRUE(sm90::tma_storable(ExProblem(spec).problem()));
+    expect_same_bits_in_graphs_and_streams(spec, kWgmma03);
   }
 }
 

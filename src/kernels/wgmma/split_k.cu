@@ -11,14 +11,17 @@
 // float scratch, one m x n partial per slice. A second kernel sums the S partials of each element
 // in slice order and applies the whole epilogue (alpha, beta * C, bias, activation, D's dtype):
 // every SM sums, and the result is deterministic (the same slices in the same order every run).
+// It is launched as a programmatic dependent of the slices' kernel (its launch hides behind
+// their tail; it waits for them before reading), and keeps many slices' loads in flight.
 // The last slice may be shorter: a second launch of one entry. Without scratch (or under a
 // NoDepthSplit) the problem runs on wgmma/03 as it is.
 // Seed: beyond the seeds (issue: deep K).
 // The slice count is a plan variant gemm-tune measures (one wave's worth, then halves); for
 // 16-bit inputs the planner takes 4096 / sqrt(m n) of them (plan.h).
-// Measured (H100, deep-k suite, cuBLAS in the same run, 2026-11-24 20:25 UTC): 1024 x 1024 x
-// 131072 bf16 98% of cuBLAS (wgmma/03 alone: 33%); 128 x 128 x 131072 bf16 96% (10%), 128 x 128 x
-// 32768 89%; suite bf16 0.89x (0.78x with wgmma/03's slices), tf32 1.07x. docs/history.md.
+// Measured (H100, deep-k suite, cuBLAS in the same run, 2026-11-25 04:00 UTC): bf16 0.98x of
+// cuBLAS (0.91x with the sum launched after the slices and one load per slice in turn), worst
+// 256 x 256 x 8192 90% (78%); fp16 0.98x, tf32 1.26x; wgmma/03 alone ran 1024 x 1024 x 131072
+// bf16 at 33%. docs/history.md.
 #include <algorithm>
 
 #include "kernels/common/gemm_common.cuh"
@@ -38,12 +41,42 @@ namespace {
 // D = epilogue(sum over s of parts[s * m * n + i]), element by element, in a fixed order (the
 // same bits every run). Few slices (S < 32): a thread per element sums them in slice order.
 __global__ void sum_slices(const float* parts, int slices, Epilogue ep) {
+  wait_for_prior_grids();
   const int64_t total = static_cast<int64_t>(ep.m) * ep.n;
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     float v = __ldcs(parts + i);
     for (int s = 1; s < slices; ++s) v += __ldcs(parts + s * total + i);
     ep.store(static_cast<int>(i / ep.n), static_cast<int>(i % ep.n), v);
+  }
+}
+
+// Mid slice counts (8 <= S < 32, m n a multiple of 4): the loop above issued one 4-byte load per
+// slice and element, in turn. Here a thread takes 4 consecutive elements (16-byte loads) and has
+// 8 slices' loads in flight before it adds them, in slice order: the same sums, bit for bit.
+constexpr int kSumAhead = 8;
+__global__ void sum_slices4(const float4* parts, int slices, Epilogue ep) {
+  wait_for_prior_grids();
+  const int64_t quads = static_cast<int64_t>(ep.m) * ep.n / 4;
+  for (int64_t q = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; q < quads;
+       q += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    float4 v = __ldcs(parts + q);
+    for (int s = 1; s < slices; s += kSumAhead) {
+      float4 x[kSumAhead];
+#pragma unroll
+      for (int j = 0; j < kSumAhead; ++j)
+        if (s + j < slices) x[j] = __ldcs(parts + (s + j) * quads + q);
+#pragma unroll
+      for (int j = 0; j < kSumAhead; ++j)
+        if (s + j < slices) v.x += x[j].x, v.y += x[j].y, v.z += x[j].z, v.w += x[j].w;
+    }
+    int r = static_cast<int>(4 * q / ep.n), c = static_cast<int>(4 * q % ep.n);
+    const float e[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      ep.store(r, c, e[j]);
+      if (++c == ep.n) c = 0, ++r;
+    }
   }
 }
 
@@ -55,6 +88,7 @@ __global__ void sum_slices(const float* parts, int slices, Epilogue ep) {
 constexpr int kSumGroups = 8;
 __global__ void __launch_bounds__(32 * kSumGroups)
     sum_slice_groups(const float* parts, int slices, Epilogue ep) {
+  wait_for_prior_grids();
   __shared__ float group_sum[kSumGroups][32];
   const int64_t total = static_cast<int64_t>(ep.m) * ep.n;
   const int e = threadIdx.x % 32, g = threadIdx.x / 32;
@@ -154,14 +188,20 @@ cudaError_t launch(const GemmProblem& p) {
   if (e == cudaSuccess) {
     const int64_t total = p.m * p.n;
     const int sms = device_sm_count();
+    // Launched as dependents of the slices' kernel: their launch overlaps its tail.
     if (slices >= 32) {
       const int blocks = static_cast<int>(std::min<int64_t>((total + 31) / 32, 32 * sms));
-      e = launch_kernel(sum_slice_groups, dim3(blocks), dim3(32 * kSumGroups), 0, p.stream, parts,
-                        slices, make_epilogue(p));
+      e = launch_kernel_dependent(sum_slice_groups, dim3(blocks), dim3(32 * kSumGroups), 0,
+                                  p.stream, parts, slices, make_epilogue(p));
+    } else if (slices >= kSumAhead && total % 4 == 0) {
+      const int blocks = static_cast<int>(std::min<int64_t>((total / 4 + 127) / 128, 8 * sms));
+      e = launch_kernel_dependent(sum_slices4, dim3(blocks), dim3(128), 0, p.stream,
+                                  reinterpret_cast<const float4*>(parts), slices,
+                                  make_epilogue(p));
     } else {
       const int blocks = static_cast<int>(std::min<int64_t>((total + 255) / 256, 4 * sms));
-      e = launch_kernel(sum_slices, dim3(blocks), dim3(256), 0, p.stream, parts, slices,
-                        make_epilogue(p));
+      e = launch_kernel_dependent(sum_slices, dim3(blocks), dim3(256), 0, p.stream, parts, slices,
+                                  make_epilogue(p));
     }
   }
   const cudaError_t ef = workspace_free(buf, p.stream);
