@@ -156,7 +156,8 @@ TEST(LargeShapes, WgmmaSplitKGraphReplayAndTwoStreamsKeepTheBits) {
 
 // wgmma/small: every (tile, splits) plan variant it offers gemm-tune computes the same product,
 // each checked against fp64 under its ForcePlan: tokens as C's rows (NN, aligned rows: a plain
-// fp32 D straight from the registers; misaligned rows packed)
+// fp32 D straight from the registers; tf32 with the weight K-major and MN-major, through
+// registers; misaligned rows packed)
 // and as its columns (TN: MN-major tokens; TT), K not a multiple of 64.
 TEST(LargeShapes, WgmmaSmallEveryPlanVariant) {
   GEMMLAB_REQUIRE_GPU();
@@ -164,6 +165,8 @@ TEST(LargeShapes, WgmmaSmallEveryPlanVariant) {
   if (const unsigned grid = h100_grid(kName, Precision::BF16, 1024, 1024, 1024)) EXPECT_EQ(grid, 128u);
   check_variants_of_cases({{Precision::BF16, Shape{300, 500, 1000}, Op::N, Op::N, 3, false},
                            {Precision::FP16, Shape{300, 500, 1000}, Op::N, Op::N, 0, false},
+                           {Precision::TF32, Shape{300, 500, 1000}, Op::N, Op::N, 0, false},
+                           {Precision::TF32, Shape{300, 500, 1000}, Op::N, Op::T, 0, true},
                            {Precision::FP16, Shape{129, 77, 5000}, Op::T, Op::N, 0, true},
                            {Precision::BF16, Shape{700, 260, 3001}, Op::T, Op::T, 0, false}},
                           kName, 4, "plans");

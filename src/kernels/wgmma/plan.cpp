@@ -180,7 +180,7 @@ namespace wgmma_small_plan {
 
 const char* const kTileNames[kTiles + 1] = {"64x8",    "64x16",   "64x32", "128x64", "128x128",
                                             "128x256", "64x64",   "128x192", "64x64d", "64x8d",
-                                            "64x16d",  "64x32d",  nullptr};
+                                            "64x16d",  "64x32d",  "64x128d", nullptr};
 
 Roles roles_of(int64_t m, int64_t n, bool a_k_major, bool b_k_major) {
   if (a_k_major) return {false, true, m, n};
@@ -241,9 +241,13 @@ double cost(const dp::Plan& p, const DeviceDesc& dev) {
   const double reduce = p.splits > 1 ? syncs + reads * partial : 0.0;
   // The deep 64 x 64 ring keeps twice the bytes in flight: where its CTAs fit one wave (one per
   // SM) it streams faster; with more CTAs than SMs it loses, which the waves above already
-  // charge. The deep rings of 8-32 tokens are left to gemm-tune: with the same term the model's
-  // picks lost (measured: docs/history.md, wgmma/small).
-  const double depth = p.deep && p.tok == 64 && ctas <= sms ? kDeepRing : 1.0;
+  // charge. The 64 x 128 tile (deep too) reads its stage with one m64n128 wgmma per k-step where
+  // 128 x 64 takes two of n64 (each reading its own A and the same B: a quarter more
+  // shared-memory reads per flop), and measured faster wherever its CTAs fit one wave. The deep
+  // rings of 8-32 tokens are left to gemm-tune: with the same term the model's picks lost
+  // (measured: docs/history.md, wgmma/small).
+  const double depth =
+      p.deep && (p.tok == 64 || p.tok == 128) && ctas <= sms ? kDeepRing : 1.0;
   return std::max(sm, l2) * depth + waves * kFixedClk + reduce;
 }
 

@@ -170,15 +170,15 @@ bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, bool a_k_major =
 namespace wgmma_small_plan {
 
 namespace dp = wgmma_decode_plan;
-constexpr int kTiles = 12;
+constexpr int kTiles = 13;
 // Tile index i: (64 kTileGroups[i]) x kTileTok[i] ("64x8" .. "128x256", then "64x64",
 // "128x192": bf16 1536^3 is 96 of those in one wave, where 128 x 256 makes 72 and 128 x 128 144,
-// and "64x64d", "64x8d", "64x16d", "64x32d": one warpgroup with the deep ring of one CTA per SM,
-// dp::stages).
-constexpr int kTileTok[kTiles] = {8, 16, 32, 64, 128, 256, 64, 192, 64, 8, 16, 32};
-constexpr int kTileGroups[kTiles] = {1, 1, 1, 2, 2, 2, 1, 2, 1, 1, 1, 1};
-constexpr bool kTileDeep[kTiles] = {false, false, false, false, false, false,
-                                    false, false, true,  true,  true,  true};
+// and "64x64d", "64x8d", "64x16d", "64x32d", "64x128d": one warpgroup with the deep ring of one
+// CTA per SM, dp::stages).
+constexpr int kTileTok[kTiles] = {8, 16, 32, 64, 128, 256, 64, 192, 64, 8, 16, 32, 128};
+constexpr int kTileGroups[kTiles] = {1, 1, 1, 2, 2, 2, 1, 2, 1, 1, 1, 1, 1};
+constexpr bool kTileDeep[kTiles] = {false, false, false, false, false, false, false,
+                                    false, true,  true,  true,  true,  true};
 extern const char* const kTileNames[kTiles + 1];
 
 // Whether the tokens are C's rows (op(A) = A), and so whether they are K-major.

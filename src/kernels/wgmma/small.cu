@@ -10,7 +10,10 @@
 // What changed: the strips kernel (strips.cu, wgmma/decode's) over a grid of tiles: 64 x tok
 // (tok = 8, 16, 32, 64: one consumer warpgroup, two CTAs per SM) or 128 x tok (64, 128, 192, 256:
 // 192 fills one wave where 256 leaves SMs idle and 128 needs two, bf16 1536^3; and 64 x 8..64
-// with a deep ring of 12-16 stages in one CTA per SM, for decode rows that fill the SMs once), the
+// with a deep ring of 12-16 stages in one CTA per SM, for decode rows that fill the SMs once; and
+// 64 x 128 on one warpgroup with an 8-stage ring: one m64n128 wgmma per k-step reads its stage
+// where 128 x 64 takes two of n64, each reading its own rows and the same tokens, so a quarter
+// fewer shared-memory bytes per flop for the same CTA count), the
 // tokens being C's rows (op(A) = A) or columns, split in depth where the tiles leave SMs idle;
 // the splits of a tile sum their partials in a fixed order inside the kernel (no second launch,
 // deterministic); a strided batch is one launch (an entry per grid row, 3-D tensor maps). tf32
@@ -19,8 +22,8 @@
 // tile and the splits come from a cost model (wgmma/plan.h:
 // wgmma_small_plan); every (tile, splits) pair is a plan variant that gemm-tune measures.
 // Seed: beyond the seeds (issue: small squares and deep K).
-// Measured (H100, cuBLAS in the same run, 2026-11-25 02:56 UTC, docs/results/h100-suite-small):
-// small suite bf16 0.96x (1536^3 85%), tf32 1.10x (1536^3 122%).
+// Measured (H100, cuBLAS in the same run, 2026-11-25 04:27 UTC, docs/results/h100-suite-small):
+// small suite bf16 0.98x (1536^3 86%), tf32 1.14x; 64 x 128 at bf16 256 x 4096 x 4096 NN 118%.
 #include "kernels/wgmma/plan.h"
 #include "kernels/wgmma/strips.h"
 #include "runtime/device_props.h"

@@ -18,8 +18,8 @@
 // Seed: beyond the seeds (issue: deep K).
 // The slice count is a plan variant gemm-tune measures (one wave's worth, then halves); for
 // 16-bit inputs the planner takes 4096 / sqrt(m n) of them (plan.h).
-// Measured (H100, deep-k suite, cuBLAS in the same run, 2026-11-25 04:00 UTC): bf16 0.98x of
-// cuBLAS (0.91x with the sum launched after the slices and one load per slice in turn), worst
+// Measured (H100, deep-k suite, cuBLAS in the same run, 2026-11-25 03:50 UTC A/B): bf16 0.98x
+// of cuBLAS (0.91x with the sum launched after the slices and one load per slice in turn), worst
 // 256 x 256 x 8192 90% (78%); fp16 0.98x, tf32 1.26x; wgmma/03 alone ran 1024 x 1024 x 131072
 // bf16 at 33%. docs/history.md.
 #include <algorithm>

@@ -269,6 +269,8 @@ cudaError_t dispatch_strips(Precision prec, int tok, Instance in, F&& f) {
       if (in.groups == 1)
         return in.deep ? f(tag, tk, wk, xk, sk, One{}, true_type{})
                        : f(tag, tk, wk, xk, sk, One{}, false_type{});
+    if constexpr (kTok == 128)  // wgmma/small's 64 x 128: one warpgroup, the deep ring
+      if (in.groups == 1) return f(tag, tk, wk, xk, sk, One{}, true_type{});
     if constexpr (kTok <= 32)  // one warpgroup by default; the deep ring for wgmma/small's tiles
       if (in.deep) return f(tag, tk, wk, xk, sk, Default{}, true_type{});
     return f(tag, tk, wk, xk, sk, Default{}, false_type{});
