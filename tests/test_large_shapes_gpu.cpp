@@ -154,6 +154,34 @@ TEST(LargeShapes, WgmmaSplitKGraphReplayAndTwoStreamsKeepTheBits) {
     expect_same_bits_in_graphs_and_streams(spec, "wgmma/split_k");
 }
 
+// wgmma/small's 192 x 96 tile (three warpgroups; a 16-bit problem with a plain fp32 D and the
+// tokens as C's rows, which it writes straight from the registers): beta = 0 with C never read,
+// and in place (D == C, beta != 0), with edges in both directions (300 tokens = 3 x 96 + 12, 500
+// weight rows = 2 x 192 + 116): 12 CTAs of 416 threads; with a bias the plan keeps to two
+// warpgroups.
+TEST(LargeShapes, WgmmaSmall192x96WritesAPlainD) {
+  GEMMLAB_REQUIRE_GPU();
+  if (current_cc() < 90) GTEST_SKIP() << "wgmma/small needs sm_90a";
+  const ForcePlan force(PlanChoice{14, 1});
+  ExSpec zero;
+  zero.precision = Precision::BF16, zero.m = 300, zero.n = 500, zero.k = 1000, zero.seed = 320;
+  ExSpec in_place = zero;
+  in_place.precision = Precision::FP16, in_place.in_place = true, in_place.beta = 0.75f;
+  in_place.seed = 321;
+  ExSpec biased = zero;
+  biased.bias = true, biased.seed = 322;
+  const KernelDesc* kd = find_kernel("wgmma/small");
+  ASSERT_NE(kd, nullptr);
+  for (const ExSpec& spec : {zero, in_place, biased}) {
+    ExProblem d(spec);
+    ASSERT_EQ(d.error(), "");
+    const LaunchConfig c = kd->config(d.problem());  // 416 threads: three warpgroups + producer
+    if (spec.bias) EXPECT_NE(c.block.x, 416u) << describe(spec);
+    else EXPECT_TRUE(c.block.x == 416u && c.grid.x == 12u) << describe(spec);
+    expect_correct(spec, "wgmma/small");
+  }
+}
+
 // wgmma/small: every (tile, splits) plan variant it offers gemm-tune computes the same product,
 // each checked against fp64 under its ForcePlan: tokens as C's rows (NN, aligned rows: a plain
 // fp32 D straight from the registers; tf32 with the weight K-major and MN-major, through

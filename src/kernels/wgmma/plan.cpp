@@ -180,7 +180,7 @@ namespace wgmma_small_plan {
 
 const char* const kTileNames[kTiles + 1] = {"64x8",    "64x16",   "64x32", "128x64", "128x128",
                                             "128x256", "64x64",   "128x192", "64x64d", "64x8d",
-                                            "64x16d",  "64x32d",  "64x128d", nullptr};
+                                            "64x16d",  "64x32d",  "64x128d", "192x96",  nullptr};
 
 Roles roles_of(int64_t m, int64_t n, bool a_k_major, bool b_k_major) {
   if (a_k_major) return {false, true, m, n};
@@ -252,13 +252,14 @@ double cost(const dp::Plan& p, const DeviceDesc& dev) {
 }
 
 dp::Plan plan(int64_t tokens, int64_t weights, int64_t k, const DeviceDesc& dev, bool scratch,
-              bool xk, int tile, int splits, int entries, int max_tok) {
+              bool xk, int tile, int splits, int entries, int max_tok, int max_groups) {
   const int num_kb = static_cast<int>((k + dp::kBK - 1) / dp::kBK);
   const int max_splits = scratch ? std::max(1, std::min(dp::kMaxSplits, num_kb / 2)) : 1;
   dp::Plan best{};
   double best_cost = 0;
   for (int i = 0; i < kTiles; ++i) {
-    if ((tile > 0 && i != tile - 1) || (!xk && kTileTok[i] < 64) || kTileTok[i] > max_tok)
+    if ((tile > 0 && i != tile - 1) || (!xk && kTileTok[i] % 64 != 0) || kTileTok[i] > max_tok ||
+        kTileGroups[i] > max_groups)
       continue;
     // Forced: that many splits, as far as the depth allows; else 1, 2, 4, ... of them.
     for (int s = splits > 0 ? std::min(splits, max_splits) : 1; s <= max_splits; s *= 2) {
@@ -270,7 +271,7 @@ dp::Plan plan(int64_t tokens, int64_t weights, int64_t k, const DeviceDesc& dev,
     }
   }
   if (best.tok == 0)  // a forced tile the tokens' majorness rules out: the model's own
-    return plan(tokens, weights, k, dev, scratch, xk, 0, splits, entries, max_tok);
+    return plan(tokens, weights, k, dev, scratch, xk, 0, splits, entries, max_tok, max_groups);
   return best;
 }
 

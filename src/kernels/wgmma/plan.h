@@ -118,7 +118,7 @@ int tokens(int64_t m, bool xk = true);
 constexpr int groups(int tok) { return tok >= 64 ? 2 : 1; }
 constexpr int stage_bytes(int tok, int g = 0) { return (g ? g : groups(tok)) * 8192 + tok * 128; }
 constexpr int stages(int tok, int g = 0, bool deep = false) {
-  const int budget = (g ? g : groups(tok)) == 2 || deep ? 200 * 1024 : 110 * 1024;
+  const int budget = (g ? g : groups(tok)) >= 2 || deep ? 200 * 1024 : 110 * 1024;
   const int cap = deep ? 16 : 8;
   const int s = budget / stage_bytes(tok, g);
   return s > cap ? cap : s < 2 ? 2 : s;
@@ -163,22 +163,23 @@ bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, bool a_k_major =
 // The planner of wgmma/small: the strips kernel (wgmma/decode's) over a grid of tiles, for 16-bit
 // problems whose C is too small for wgmma/03's 128 x 256 tiles to fill the SMs (small squares,
 // deep K over a small C, M = 128..256 decode rows). A tile is 64 x tok (tok <= 64: one consumer
-// warpgroup, two CTAs per SM) or 128 x tok (64 <= tok <= 256); the tokens are the rows of C when
+// warpgroup, two CTAs per SM; or 128 with a deep ring), 128 x tok (64 <= tok <= 256) or 192 x 96;
+// the tokens are the rows of C when
 // op(A) = A (K-major), else its columns. The tile and the depth splits come from a cost model of
 // the SM (wgmma issue, L2 -> SM bytes) and of the chip's L2, with each split's partial charged;
 // gemm-tune measures every (tile, splits) variant where the model is off.
 namespace wgmma_small_plan {
 
 namespace dp = wgmma_decode_plan;
-constexpr int kTiles = 13;
+constexpr int kTiles = 14;
 // Tile index i: (64 kTileGroups[i]) x kTileTok[i] ("64x8" .. "128x256", then "64x64",
 // "128x192": bf16 1536^3 is 96 of those in one wave, where 128 x 256 makes 72 and 128 x 128 144,
-// and "64x64d", "64x8d", "64x16d", "64x32d", "64x128d": one warpgroup with the deep ring of one
-// CTA per SM, dp::stages).
-constexpr int kTileTok[kTiles] = {8, 16, 32, 64, 128, 256, 64, 192, 64, 8, 16, 32, 128};
-constexpr int kTileGroups[kTiles] = {1, 1, 1, 2, 2, 2, 1, 2, 1, 1, 1, 1, 1};
+// "64x64d", "64x8d", "64x16d", "64x32d", "64x128d": one warpgroup with the deep ring of one
+// CTA per SM, dp::stages; and "192x96": three warpgroups, 1536^3 in 128 CTAs, K-major tokens).
+constexpr int kTileTok[kTiles] = {8, 16, 32, 64, 128, 256, 64, 192, 64, 8, 16, 32, 128, 96};
+constexpr int kTileGroups[kTiles] = {1, 1, 1, 2, 2, 2, 1, 2, 1, 1, 1, 1, 1, 3};
 constexpr bool kTileDeep[kTiles] = {false, false, false, false, false, false, false,
-                                    false, true,  true,  true,  true,  true};
+                                    false, true,  true,  true,  true,  true,  false};
 extern const char* const kTileNames[kTiles + 1];
 
 // Whether the tokens are C's rows (op(A) = A), and so whether they are K-major.
@@ -195,9 +196,12 @@ double cost(const dp::Plan& p, const DeviceDesc& dev);
 // tile (1-based into kTileTok; 0: the model's) and splits (0: the model's) are plan variants.
 // xk false (MN-major tokens): tiles of 64 tokens or more. scratch false: no depth split.
 // entries: a strided batch's (one launch; its CTAs count with the others in the model).
-// max_tok: tiles of at most that many tokens (dp::max_tokens).
+// max_tok: tiles of at most that many tokens (dp::max_tokens). max_groups: tiles of at most that
+// many warpgroups (2 keeps out 192 x 96, whose store of a 16-bit D, a bias or an activation goes
+// element by element, and which measured slower in tf32: docs/history.md, wgmma/small).
 dp::Plan plan(int64_t tokens, int64_t weights, int64_t k, const DeviceDesc& dev, bool scratch,
-              bool xk, int tile = 0, int splits = 0, int entries = 1, int max_tok = dp::kMaxM);
+              bool xk, int tile = 0, int splits = 0, int entries = 1, int max_tok = dp::kMaxM,
+              int max_groups = 3);
 
 // `auto`: 16-bit problems whose 128 x 256 tiles (wgmma/03's), over all batch entries, fill at
 // most half the SMs, or whose 128 x 192 tiles fill one wave; but for K >= 32768 over a C of

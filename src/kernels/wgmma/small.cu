@@ -13,7 +13,8 @@
 // with a deep ring of 12-16 stages in one CTA per SM, for decode rows that fill the SMs once; and
 // 64 x 128 on one warpgroup with an 8-stage ring: one m64n128 wgmma per k-step reads its stage
 // where 128 x 64 takes two of n64, each reading its own rows and the same tokens, so a quarter
-// fewer shared-memory bytes per flop for the same CTA count), the
+// fewer shared-memory bytes per flop for the same CTA count; and 192 x 96 on three warpgroups,
+// 1536^3 in 128 CTAs where 128 x 192 makes 96, for a 16-bit plain fp32 D only), the
 // tokens being C's rows (op(A) = A) or columns, split in depth where the tiles leave SMs idle;
 // the splits of a tile sum their partials in a fixed order inside the kernel (no second launch,
 // deterministic); a strided batch is one launch (an entry per grid row, 3-D tensor maps). tf32
@@ -22,8 +23,10 @@
 // tile and the splits come from a cost model (wgmma/plan.h:
 // wgmma_small_plan); every (tile, splits) pair is a plan variant that gemm-tune measures.
 // Seed: beyond the seeds (issue: small squares and deep K).
-// Measured (H100, cuBLAS in the same run, 2026-11-25 04:27 UTC, docs/results/h100-suite-small):
-// small suite bf16 0.98x (1536^3 86%), tf32 1.14x; 64 x 128 at bf16 256 x 4096 x 4096 NN 118%.
+// Measured (H100, cuBLAS in the same run, 2026-11-25 04:39 UTC, docs/results/h100-suite-small):
+// small suite bf16 0.99x (1536^3 94%, 86% before 192 x 96), tf32 1.13x; 64 x 128 at bf16
+// 256 x 4096 x 4096 NN 110-120%.
+#include "kernels/common/gemm_common.cuh"
 #include "kernels/wgmma/plan.h"
 #include "kernels/wgmma/strips.h"
 #include "runtime/device_props.h"
@@ -44,10 +47,17 @@ int max_tok(const GemmProblem& p) {
   return dp::max_tokens(p.precision, roles_of(p).skinny ? p.op_a == Op::N : p.op_b == Op::T);
 }
 
+// The most warpgroups per tile: 192 x 96 (three) only for a 16-bit plain fp32 D with the tokens
+// as C's rows, which it writes straight from the registers.
+int max_groups(const GemmProblem& p) {
+  return p.precision != Precision::TF32 && !roles_of(p).skinny && plain_epilogue(p) ? 3 : 2;
+}
+
 dp::Plan plan_of(const GemmProblem& p, bool scratch, PlanChoice c) {
   const sp::Roles r = roles_of(p);
   return sp::plan(r.tokens, r.weights, dp::planned_k(p.k, p.precision), current_device_desc(),
-                  scratch, r.xk, c.tile, c.splits, static_cast<int>(p.batch), max_tok(p));
+                  scratch, r.xk, c.tile, c.splits, static_cast<int>(p.batch), max_tok(p),
+                  max_groups(p));
 }
 
 const char* unsupported(const GemmProblem& p) {
@@ -76,11 +86,14 @@ int variants(const GemmProblem& p, PlanChoice* out, int max) {
   const DeviceDesc dev = current_device_desc();
   int n = 0;
   for (int t = 1; t <= sp::kTiles && n < max; ++t) {
-    if ((!r.xk && sp::kTileTok[t - 1] < 64) || sp::kTileTok[t - 1] > max_tok(p)) continue;
+    if ((!r.xk && sp::kTileTok[t - 1] % 64 != 0) || sp::kTileTok[t - 1] > max_tok(p) ||
+        sp::kTileGroups[t - 1] > max_groups(p))
+      continue;
     int last = 0;
     for (int s = 1; s <= dp::kMaxSplits && n < max; s *= 2) {
       const dp::Plan pl = sp::plan(r.tokens, r.weights, dp::planned_k(p.k, p.precision), dev, true,
-                                   r.xk, t, s, static_cast<int>(p.batch), max_tok(p));
+                                   r.xk, t, s, static_cast<int>(p.batch), max_tok(p),
+                                   max_groups(p));
       if (pl.splits == last || pl.blocks() * pl.entries > 2 * pl.ctas_per_sm * dev.sms) break;
       out[n++] = PlanChoice{t, pl.splits};
       last = pl.splits;

@@ -28,10 +28,12 @@ struct StageTile {
   static constexpr bool kTf32 = sizeof(T) == 4;
   static constexpr bool kHalf = std::is_same<T, __half>::value;
   static_assert(!kTf32 || kBKMajor, "tf32 wgmma reads B K-major only (A may come from registers)");
-  // B may be narrower than 64 (8, 16, 32: wgmma/decode's tokens) where it is K-major: a box of
-  // kBN rows of 128 bytes, whole swizzle atoms of 8 rows.
+  // B may be narrower than 64 (8, 16, 32: wgmma/decode's tokens) or not a multiple of it (96:
+  // wgmma/small's 192 x 96) where it is K-major: a box of kBN rows of 128 bytes, whole swizzle
+  // atoms of 8 rows.
   static_assert(kBM % 64 == 0 && kBM <= 256 && kBN <= 256 &&
-                    (kBN % 64 == 0 || (kBKMajor && (kBN == 8 || kBN == 16 || kBN == 32))),
+                    (kBN % 64 == 0 ||
+                     (kBKMajor && (kBN == 8 || kBN == 16 || kBN == 32 || kBN == 96))),
                 "tile shape");
   static constexpr int kBK = 128 / static_cast<int>(sizeof(T));  // K per stage
   static constexpr int kKStep = kTf32 ? 8 : 16;                    // K per wgmma

@@ -2,8 +2,8 @@
 // the weight W (64 rows per consumer warpgroup, wgmma's M side) against tok tokens X (wgmma's N
 // side, m64nNk16, N = 8 .. 256), over a range of K.
 //
-// A producer warp keeps a deep ring of TMA stages full (W: 64 or 128 rows x 128 bytes of K, K- or
-// MN-major; X: the tile's tokens x 128 bytes of K), one or two consumer warpgroups issue the
+// A producer warp keeps a deep ring of TMA stages full (W: 64, 128 or 192 rows x 128 bytes of K, K- or
+// MN-major; X: the tile's tokens x 128 bytes of K), one to three consumer warpgroups issue the
 // wgmmas and release each stage once the wgmma that read it has retired (mainloop.cuh). tf32 runs
 // with the tokens as C's rows (K-major: tf32 wgmma reads B only so); an MN-major W is loaded into
 // registers (wgmma's A from registers, as in wgmma/03) instead of transposed. The splits of a tile publish their
@@ -115,7 +115,7 @@ __device__ __forceinline__ void store_strip_tile(const Epilogue& out, const floa
                                                  uint8_t* smem, int cw, int w0, int row_lo,
                                                  int row_hi, int t0,
                                                  const float (&bias_pre)[kBias]) {
-  if constexpr (kTok % 64 == 0 && !kSkinny && !kRegisterA) {
+  if constexpr ((kTok % 64 == 0 || kTok == 96) && !kSkinny && !kRegisterA) {
     // Tokens as C's rows and a plain fp32 D: straight from the registers. For one accumulator
     // d[4j + q] a warp writes 4 token rows x 8 consecutive weight columns (wgmma's row order),
     // four whole 32-byte sectors per store, where the staged drain below (its transposed chunks)
@@ -255,7 +255,7 @@ struct Instance {
 
 // Calls f(TypeTag<T>, integral_constant<tok>, bool_constant<w_k_major>, bool_constant<x_k_major>,
 // bool_constant<skinny>, integral_constant<kG>, bool_constant<deep>). Instances: rows as tokens (X K-major) and columns as tokens (X K-major,
-// or MN-major with 64..256 tokens), 8..256 tokens (and wgmma/small's 192), W either way; tf32 rows
+// or MN-major with 64..256 tokens), 8..256 tokens (and wgmma/small's 96 and 192), W either way; tf32 rows
 // as tokens only (X K-major), W either way (MN-major: from registers).
 template <typename F>
 cudaError_t dispatch_strips(Precision prec, int tok, Instance in, F&& f) {
@@ -264,7 +264,10 @@ cudaError_t dispatch_strips(Precision prec, int tok, Instance in, F&& f) {
   auto by_g = [&](auto tag, auto tk, auto wk, auto xk, auto sk) -> cudaError_t {
     constexpr int kTok = decltype(tk)::value;
     using One = std::integral_constant<int, 1>;
+    using Three = std::integral_constant<int, 3>;
     using Default = std::integral_constant<int, 0>;
+    if constexpr (kTok == 96)  // wgmma/small's 192 x 96: three warpgroups only
+      return in.groups == 3 ? f(tag, tk, wk, xk, sk, Three{}, false_type{}) : cudaErrorInvalidValue;
     if constexpr (kTok == 64)
       if (in.groups == 1)
         return in.deep ? f(tag, tk, wk, xk, sk, One{}, true_type{})
@@ -295,7 +298,7 @@ cudaError_t dispatch_strips(Precision prec, int tok, Instance in, F&& f) {
         return cudaErrorInvalidValue;
       }
       if (in.x_k_major) return by_w(tag, tk, true_type{}, true_type{});
-      if constexpr (kTok >= 64) return by_w(tag, tk, false_type{}, true_type{});
+      if constexpr (kTok % 64 == 0) return by_w(tag, tk, false_type{}, true_type{});
       return cudaErrorInvalidValue;
     }
   };
@@ -305,6 +308,7 @@ cudaError_t dispatch_strips(Precision prec, int tok, Instance in, F&& f) {
       case 16: return by_mode(tag, std::integral_constant<int, 16>{});
       case 32: return by_mode(tag, std::integral_constant<int, 32>{});
       case 64: return by_mode(tag, std::integral_constant<int, 64>{});
+      case 96: return by_mode(tag, std::integral_constant<int, 96>{});
       case 128: return by_mode(tag, std::integral_constant<int, 128>{});
       case 192: return by_mode(tag, std::integral_constant<int, 192>{});
       default: return by_mode(tag, std::integral_constant<int, 256>{});

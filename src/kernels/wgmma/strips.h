@@ -1,6 +1,7 @@
 // The strips kernel (strips.cu), shared by wgmma/decode and wgmma/small: a CTA computes one tile
-// of C, a strip of 64 or 128 rows of the weight W (wgmma's M side) against tok tokens X (wgmma's N
-// side, 8 .. 256), over a range of K; the splits of a tile sum their partials in split order.
+// of C, a strip of 64, 128 or 192 rows of the weight W (wgmma's M side, a consumer warpgroup per
+// 64) against tok tokens X (wgmma's N side, 8 .. 256), over a range of K; the splits of a tile
+// sum their partials in split order.
 // Host side: the launch of a problem the caller has planned (wgmma/plan.h).
 #pragma once
 

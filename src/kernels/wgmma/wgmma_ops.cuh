@@ -35,7 +35,7 @@ namespace sm90 {
       GEMMLAB_WGMMA_ACC8(112), GEMMLAB_WGMMA_ACC8(120)
 
 // 16-bit inputs, m64nNk16 for N = 16 .. 256 (16 .. 64: the tokens of a swapped decode GEMM,
-// wgmma/decode; 192: wgmma/small's tile; 128 and 256: the big tiles), A and B from shared memory
+// wgmma/decode; 96 and 192: wgmma/small's tiles; 128 and 256: the big tiles), A and B from shared memory
 // (descriptors; kTransA / kTransB: 1 = the operand is MN-major there): D(64 x N) += A(64 x 16) *
 // B(16 x N) into d[0 .. N/2).
 // GEMMLAB_WGMMA_SS(N, TYPE, REGS, A, B, P, TA, TB, accumulators...): the instruction with N / 2
@@ -47,7 +47,7 @@ namespace sm90 {
                ", %" #B ", p, 1, 1, %" #TA ", %" #TB ";\n}\n"                                     \
                : __VA_ARGS__                                                                   \
                : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB))
-// The register list and the "+f" operands of the N / 2 accumulators of N = 8, 16, 32, 64 and 192
+// The register list and the "+f" operands of the N / 2 accumulators of N = 8, 16, 32, 64, 96, 192
 // (N = 128 and 256: GEMMLAB_WGMMA_REGS64 / 128 and GEMMLAB_WGMMA_ACC64 / 128 above).
 #define GEMMLAB_REGS8 "%0, %1, %2, %3"
 #define GEMMLAB_ACC8 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
@@ -58,6 +58,11 @@ namespace sm90 {
 #define GEMMLAB_REGS64 \
   GEMMLAB_REGS32 ", %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
 #define GEMMLAB_ACC64 GEMMLAB_ACC32, GEMMLAB_WGMMA_ACC8(16), GEMMLAB_WGMMA_ACC8(24)
+#define GEMMLAB_REGS48 \
+  GEMMLAB_REGS32 ", %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, " \
+  "%31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47"
+#define GEMMLAB_ACC48 GEMMLAB_ACC32, GEMMLAB_WGMMA_ACC8(16), GEMMLAB_WGMMA_ACC8(24), \
+  GEMMLAB_WGMMA_ACC8(32), GEMMLAB_WGMMA_ACC8(40)
 #define GEMMLAB_REGS96 \
   GEMMLAB_WGMMA_REGS64 ", " \
   "%64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, " \
@@ -72,8 +77,9 @@ namespace sm90 {
 template <bool kHalf, int kTransA, int kTransB, int kN>
 __device__ __forceinline__ void wgmma_m64nNk16(float (&d)[kN / 2], uint64_t desc_a, uint64_t desc_b,
                                                int scale_d) {
-  static_assert(kN == 16 || kN == 32 || kN == 64 || kN == 128 || kN == 192 || kN == 256,
-                "wgmma_m64nNk16: N = 16, 32, 64, 128, 192 or 256");
+  static_assert(kN == 16 || kN == 32 || kN == 64 || kN == 96 || kN == 128 || kN == 192 ||
+                    kN == 256,
+                "wgmma_m64nNk16: N = 16, 32, 64, 96, 128, 192 or 256");
 #ifdef GEMMLAB_SM90A
   if constexpr (kN == 16) {
     GEMMLAB_WGMMA_SS_16BIT(16, GEMMLAB_REGS16, 8, 9, 10, 11, 12, GEMMLAB_ACC16);
@@ -81,6 +87,8 @@ __device__ __forceinline__ void wgmma_m64nNk16(float (&d)[kN / 2], uint64_t desc
     GEMMLAB_WGMMA_SS_16BIT(32, GEMMLAB_REGS32, 16, 17, 18, 19, 20, GEMMLAB_ACC32);
   } else if constexpr (kN == 64) {
     GEMMLAB_WGMMA_SS_16BIT(64, GEMMLAB_REGS64, 32, 33, 34, 35, 36, GEMMLAB_ACC64);
+  } else if constexpr (kN == 96) {  // wgmma/small's 192 x 96 tile
+    GEMMLAB_WGMMA_SS_16BIT(96, GEMMLAB_REGS48, 48, 49, 50, 51, 52, GEMMLAB_ACC48);
   } else if constexpr (kN == 192) {  // wgmma/small's 128 x 192 tile
     GEMMLAB_WGMMA_SS_16BIT(192, GEMMLAB_REGS96, 96, 97, 98, 99, 100, GEMMLAB_ACC96);
   } else if constexpr (kN == 128) {
@@ -120,10 +128,11 @@ __device__ __forceinline__ void wgmma_tf32(float (&d)[kRegs], uint64_t desc_a, u
   else if constexpr (kN == 64) GEMMLAB_TF32_SS(64, GEMMLAB_REGS64, 32, 33, 34, GEMMLAB_ACC64);
   else if constexpr (kN == 128)
     GEMMLAB_TF32_SS(128, GEMMLAB_WGMMA_REGS64, 64, 65, 66, GEMMLAB_WGMMA_ACC64);
+  else if constexpr (kN == 96) GEMMLAB_TF32_SS(96, GEMMLAB_REGS48, 48, 49, 50, GEMMLAB_ACC48);
   else if constexpr (kN == 192) GEMMLAB_TF32_SS(192, GEMMLAB_REGS96, 96, 97, 98, GEMMLAB_ACC96);
   else if constexpr (kN == 256)
     GEMMLAB_TF32_SS(256, GEMMLAB_WGMMA_REGS128, 128, 129, 130, GEMMLAB_WGMMA_ACC128);
-  else static_assert(kN == 8, "wgmma_tf32: N = 8, 16, 32, 64, 128, 192 or 256");
+  else static_assert(kN == 8, "wgmma_tf32: N = 8, 16, 32, 64, 96, 128, 192 or 256");
 #endif
 }
 template <int kN, int kRegs>
@@ -141,12 +150,14 @@ __device__ __forceinline__ void wgmma_tf32_rs(float (&d)[kRegs], uint32_t a0, ui
     GEMMLAB_TF32_RS(64, GEMMLAB_REGS64, 32, 33, 34, 35, 36, 37, GEMMLAB_ACC64);
   else if constexpr (kN == 128)
     GEMMLAB_TF32_RS(128, GEMMLAB_WGMMA_REGS64, 64, 65, 66, 67, 68, 69, GEMMLAB_WGMMA_ACC64);
+  else if constexpr (kN == 96)
+    GEMMLAB_TF32_RS(96, GEMMLAB_REGS48, 48, 49, 50, 51, 52, 53, GEMMLAB_ACC48);
   else if constexpr (kN == 192)
     GEMMLAB_TF32_RS(192, GEMMLAB_REGS96, 96, 97, 98, 99, 100, 101, GEMMLAB_ACC96);
   else if constexpr (kN == 256)
     GEMMLAB_TF32_RS(256, GEMMLAB_WGMMA_REGS128, 128, 129, 130, 131, 132, 133,
                     GEMMLAB_WGMMA_ACC128);
-  else static_assert(kN == 8, "wgmma_tf32_rs: N = 8, 16, 32, 64, 128, 192 or 256");
+  else static_assert(kN == 8, "wgmma_tf32_rs: N = 8, 16, 32, 64, 96, 128, 192 or 256");
 #endif
 }
 
@@ -172,6 +183,8 @@ __device__ __forceinline__ void wgmma_m64n8k16(float (&d)[kRegs], uint64_t desc_
 #undef GEMMLAB_ACC16
 #undef GEMMLAB_ACC32
 #undef GEMMLAB_ACC64
+#undef GEMMLAB_REGS48
+#undef GEMMLAB_ACC48
 #undef GEMMLAB_REGS96
 #undef GEMMLAB_ACC96
 
