@@ -224,6 +224,58 @@ void check_row(const Bench& b, const BenchProblem& bp, const Variant& v,
   r->pass = r->error <= r->error_bound;
 }
 
+// The cuBLAS rows of a variant (cublasGemmEx / StridedBatchedEx for a plain one; cuBLASLt with the
+// matching epilogue, for batches and with --cublaslt too); returns the time the others are
+// compared with (0 where there is none).
+double run_cublas(Bench& b, const BenchProblem& bp, const Variant& v,
+                  const std::vector<std::vector<double>>& expected, const std::string& what) {
+  const Options& opt = b.opt;
+  const GemmProblem& p = bp.p;
+  const int64_t batch = p.batch;
+  double cublas_ms = 0;  // the reference: cublasGemmEx / StridedBatchedEx, else cuBLASLt
+  if (b.want_cublas && v.plain()) {
+    progress(opt, ++b.done, b.total, "cublas" + what);
+    Row r = base_row(b, bp, "cublas", v);
+    r.family = "cublas";
+    auto launch = [&]() -> cudaError_t {
+      const cublasStatus_t st =
+          batch == 1 ? cublas_gemm(b.handle, p) : cublas_gemm_batched(b.handle, p);
+      return st == CUBLAS_STATUS_SUCCESS ? cudaSuccess : cudaErrorUnknown;
+    };
+    if (!b.handle) {
+      r.status = "error: cublasCreate failed";
+    } else if (std::string e = time_it(launch, opt, b.l2, &r); !e.empty()) {
+      r.status = "error: " + e;
+    } else {
+      cublas_ms = r.ms_median;
+      check_row(b, bp, v, expected, launch, &r);
+    }
+    b.rep.rows.push_back(r);
+  }
+  if (b.want_cublas && cublas_rows(v, bp.s, opt) > (v.plain() ? 1 : 0)) {
+    progress(opt, ++b.done, b.total, "cublaslt" + what);
+    Row r = base_row(b, bp, "cublaslt", v);
+    r.family = "cublas";
+    LtGemm lt;
+    auto launch = [&]() -> cudaError_t {
+      return lt.run() == CUBLAS_STATUS_SUCCESS ? cudaSuccess : cudaErrorUnknown;
+    };
+    if (!b.lt_handle) {
+      r.status = "error: cublasLtCreate failed";
+    } else if (std::string e = lt.plan(b.lt_handle, p, b.lt_workspace, kLtWorkspaceBytes);
+               !e.empty()) {
+      r.status = e;
+    } else if (std::string e = time_it(launch, opt, b.l2, &r); !e.empty()) {
+      r.status = "error: " + e;
+    } else {
+      if (!v.plain()) cublas_ms = r.ms_median;
+      check_row(b, bp, v, expected, launch, &r);
+    }
+    b.rep.rows.push_back(r);
+  }
+  return cublas_ms;
+}
+
 // The rows of one epilogue variant of a problem: cuBLAS (cublasGemmEx / StridedBatchedEx) and
 // cuBLASLt where it is the yardstick, `auto`, every kernel (with --variants, every plan variant it
 // offers), then their ratios to cuBLAS.
@@ -258,50 +310,9 @@ void run_variant(Bench& b, BenchProblem& bp, const Variant& v) {
   const gemmlab::GemmDesc desc = to_desc(p);
   const std::string what = " " + shape_text(s) + " " + gemmlab::precision_name(bp.dtype) +
                            (v.plain() ? "" : " " + variant_label(v));
-  const int64_t batch = p.batch;
 
   const size_t first_row = b.rep.rows.size();
-  double cublas_ms = 0;  // the reference: cublasGemmEx / StridedBatchedEx, else cuBLASLt
-  if (b.want_cublas && v.plain()) {
-    progress(opt, ++b.done, b.total, "cublas" + what);
-    Row r = base_row(b, bp, "cublas", v);
-    r.family = "cublas";
-    auto launch = [&]() -> cudaError_t {
-      const cublasStatus_t st =
-          batch == 1 ? cublas_gemm(b.handle, p) : cublas_gemm_batched(b.handle, p);
-      return st == CUBLAS_STATUS_SUCCESS ? cudaSuccess : cudaErrorUnknown;
-    };
-    if (!b.handle) {
-      r.status = "error: cublasCreate failed";
-    } else if (std::string e = time_it(launch, opt, b.l2, &r); !e.empty()) {
-      r.status = "error: " + e;
-    } else {
-      cublas_ms = r.ms_median;
-      check_row(b, bp, v, expected, launch, &r);
-    }
-    b.rep.rows.push_back(r);
-  }
-  if (b.want_cublas && cublas_rows(v, s, opt) > (v.plain() ? 1 : 0)) {
-    progress(opt, ++b.done, b.total, "cublaslt" + what);
-    Row r = base_row(b, bp, "cublaslt", v);
-    r.family = "cublas";
-    LtGemm lt;
-    auto launch = [&]() -> cudaError_t {
-      return lt.run() == CUBLAS_STATUS_SUCCESS ? cudaSuccess : cudaErrorUnknown;
-    };
-    if (!b.lt_handle) {
-      r.status = "error: cublasLtCreate failed";
-    } else if (std::string e = lt.plan(b.lt_handle, p, b.lt_workspace, kLtWorkspaceBytes);
-               !e.empty()) {
-      r.status = e;
-    } else if (std::string e = time_it(launch, opt, b.l2, &r); !e.empty()) {
-      r.status = "error: " + e;
-    } else {
-      if (!v.plain()) cublas_ms = r.ms_median;
-      check_row(b, bp, v, expected, launch, &r);
-    }
-    b.rep.rows.push_back(r);
-  }
+  const double cublas_ms = run_cublas(b, bp, v, expected, what);
   auto run_kernel = [&](const KernelDesc* k, Row& r) {
     const gemmlab::ForcePlan force(r.choice);
     fill_resources(*k, p, b.dev, &r);
