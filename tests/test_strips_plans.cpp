@@ -200,6 +200,12 @@ TEST(WgmmaSmallPlan, TilesAndSplitsCoverTheProblem) {
   EXPECT_EQ(pick(256, 4096, 14336), std::make_pair(128, 2));
   // 1536^3: 128 CTAs of 192 x 96 (three warpgroups), where 128 x 192 makes 96.
   EXPECT_EQ(pick(1536, 1536, 1536), std::make_pair(96, 1));
+  // ... only for 16-bit inputs, tokens as C's rows and a plain fp32 D; else 128 x 192.
+  EXPECT_EQ(sp::max_groups(Precision::BF16, false, true), 3);
+  EXPECT_EQ(sp::max_groups(Precision::TF32, false, true), 2);
+  EXPECT_EQ(sp::max_groups(Precision::FP16, true, true), 2);
+  EXPECT_EQ(sp::max_groups(Precision::BF16, false, false), 2);
+  EXPECT_EQ(sp::plan(1536, 1536, 1536, kH100, true, true, 0, 0, 1, dp::kMaxM, 2).tok, 192);
 }
 
 }  // namespace

@@ -146,6 +146,14 @@ TEST(WgmmaPlan, SplitKSlicesCoverTheDepthInOneWave) {
   EXPECT_EQ(one16.ks, 4096);
   EXPECT_EQ(wgmma_plan::plan_slices(512, 512, 32768, Precision::BF16, kH100).count(), 8);
   EXPECT_EQ(wgmma_plan::plan_slices(1024, 1024, 131072, Precision::BF16, kH100).count(), 4);
+  // The graph / two-stream test of split_k.cu's three slice sums (test_large_shapes_gpu.cpp)
+  // relies on these counts: 8..31 slices (4 elements a thread), 2..31 with m n odd (one), 32 or
+  // more (in groups).
+  const int mid = wgmma_plan::plan_slices(256, 256, 8192, Precision::BF16, kH100).count();
+  const int odd = wgmma_plan::plan_slices(505, 255, 9000, Precision::FP16, kH100).count();
+  EXPECT_TRUE(mid >= 8 && mid < 32) << mid;
+  EXPECT_TRUE(odd >= 2 && odd < 32) << odd;
+  EXPECT_GE(wgmma_plan::plan_slices(128, 128, 32768, Precision::BF16, kH100).count(), 32);
   // A slice count asked for (gemm-tune's variants) is honoured below the wave, capped at it.
   EXPECT_EQ(wgmma_plan::plan_slices(128, 128, 131072, Precision::BF16, kH100, 32).count(), 32);
   EXPECT_EQ(wgmma_plan::plan_slices(1024, 1024, 131072, Precision::BF16, kH100, 64).count(), 4);

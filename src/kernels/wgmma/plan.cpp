@@ -275,6 +275,10 @@ dp::Plan plan(int64_t tokens, int64_t weights, int64_t k, const DeviceDesc& dev,
   return best;
 }
 
+int max_groups(Precision p, bool skinny, bool plain_fp32_d) {
+  return p != Precision::TF32 && !skinny && plain_fp32_d ? 3 : 2;
+}
+
 bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc& dev) {
   // From half the SMs' worth of 128 x 256 tiles wgmma/03's persistent tiles win, unless one
   // wave of wgmma/small's 128 x 192 tiles holds the problem (measured: docs/history.md,

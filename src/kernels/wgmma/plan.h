@@ -203,6 +203,11 @@ dp::Plan plan(int64_t tokens, int64_t weights, int64_t k, const DeviceDesc& dev,
               bool xk, int tile = 0, int splits = 0, int entries = 1, int max_tok = dp::kMaxM,
               int max_groups = 3);
 
+// The max_groups of plan() for a problem: 3 (192 x 96 allowed) only for 16-bit inputs whose
+// tokens are C's rows (not skinny) and whose D is a plain fp32 one (no bias, activation or 16-bit
+// D), which that tile writes straight from the registers.
+int max_groups(Precision p, bool skinny, bool plain_fp32_d);
+
 // `auto`: 16-bit problems whose 128 x 256 tiles (wgmma/03's), over all batch entries, fill at
 // most half the SMs, or whose 128 x 192 tiles fill one wave; but for K >= 32768 over a C of
 // 256 x 256 or more (wgmma/split_k's).

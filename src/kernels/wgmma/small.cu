@@ -24,8 +24,7 @@
 // wgmma_small_plan); every (tile, splits) pair is a plan variant that gemm-tune measures.
 // Seed: beyond the seeds (issue: small squares and deep K).
 // Measured (H100, cuBLAS in the same run, 2026-11-25 04:39 UTC, docs/results/h100-suite-small):
-// small suite bf16 0.99x (1536^3 94%, 86% before 192 x 96), tf32 1.13x; 64 x 128 at bf16
-// 256 x 4096 x 4096 NN 110-120%.
+// small suite bf16 0.99x (1536^3 94%), tf32 1.13x. docs/history.md, wgmma/small.
 #include "kernels/common/gemm_common.cuh"
 #include "kernels/wgmma/plan.h"
 #include "kernels/wgmma/strips.h"
@@ -47,10 +46,8 @@ int max_tok(const GemmProblem& p) {
   return dp::max_tokens(p.precision, roles_of(p).skinny ? p.op_a == Op::N : p.op_b == Op::T);
 }
 
-// The most warpgroups per tile: 192 x 96 (three) only for a 16-bit plain fp32 D with the tokens
-// as C's rows, which it writes straight from the registers.
 int max_groups(const GemmProblem& p) {
-  return p.precision != Precision::TF32 && !roles_of(p).skinny && plain_epilogue(p) ? 3 : 2;
+  return sp::max_groups(p.precision, roles_of(p).skinny, plain_epilogue(p));
 }
 
 dp::Plan plan_of(const GemmProblem& p, bool scratch, PlanChoice c) {
