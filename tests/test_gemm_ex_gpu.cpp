@@ -151,6 +151,15 @@ std::vector<EpilogueCase> epilogue_cases() {
   s = {}, s.m = 8, s.n = 300, s.k = 257, s.op_b = Op::T, s.d_type = DType::BF16, s.bias = true;
   s.act = Activation::GeluErf, s.beta = 0.5f, s.batch = 2, s.seed = 17;
   v.push_back({"gemv_bf16_gelu_erf_batch", s});
+  // alpha = 24: pre-activations of +-100 and more beside small ones, so GELU (tanh) and SiLU
+  // saturate both ways (e^-z past 2^63 and to 0: mul_sigmoid2's clamp) on every kernel; a bf16 D
+  // with 16-byte rows and beta 0 (wgmma/03's TMA-store epilogue), and an fp32 one.
+  s = {}, s.m = 96, s.n = 136, s.k = 64, s.alpha = 24.f, s.d_type = DType::BF16, s.bias = true;
+  s.act = Activation::GeluTanh, s.seed = 18;
+  v.push_back({"bf16_gelu_tanh_saturating", s});
+  s = {}, s.m = 70, s.n = 72, s.k = 48, s.op_a = Op::T, s.alpha = -24.f, s.bias = true;
+  s.act = Activation::SiLU, s.seed = 19;
+  v.push_back({"f32_silu_saturating", s});
   return v;
 }
 

@@ -362,8 +362,39 @@ TEST(LargeShapes, WgmmaSplitK) {
             check_kernel({prec, shape, a, b, 0, beta_zero}, "wgmma/split_k");
 }
 
-// simt/sgemm with more than 16 depth splits (deep k on a few tiles): splits summed in order by
-// each tile's last block; a depth that is not a multiple of the splits or of a k-tile.
+// simt/sgemm's split tiles without strips write whole slices of C, summed with the epilogue by
+// the slice-sum kernel (kernels/common/slice_sum.h): its three loops (2..7 slices or m n odd, one
+// element a thread; 8..31 with m n a multiple of 4, four; 32 or more, eight warps' groups) on
+// tiles of 128 x 128 (all full: 128 x 128; partial: 127 x 120) and 32 x 256 (fp32 decode), the
+// general epilogue (beta, bias, GELU, a bf16 D) over a batch of 2, transposes and misaligned
+// rows; and the bits of each loop under CUDA graph capture / replay and on two streams.
+TEST(LargeShapes, SgemmSlicedSplits) {
+  GEMMLAB_REQUIRE_GPU();
+  for (int splits : {3, 8, 17, 40}) {
+    SCOPED_TRACE(splits);
+    {
+      const ForcePlan force(PlanChoice{1, splits});  // the 128 x 128 tile
+      check_kernel({Precision::FP32, Shape{128, 128, 8192}, Op::N, Op::N, 0, false},
+                   kFp32ProductionKernel);
+      check_kernel({Precision::FP32, Shape{127, 120, 5001}, Op::T, Op::T, 3, true},
+                   kFp32ProductionKernel);
+      ExSpec s;
+      s.m = 120, s.n = 100, s.k = 4100, s.op_b = Op::T, s.pad_a = 1, s.beta = 0.5f;
+      s.bias = true, s.act = Activation::GeluTanh, s.d_type = DType::BF16, s.batch = 2;
+      s.seed = 80 + splits;
+      expect_correct(s, kFp32ProductionKernel);
+      ExSpec g;
+      g.m = 128, g.n = splits == 3 ? 127 : 128, g.k = 8192, g.seed = 90 + splits;
+      expect_same_bits_in_graphs_and_streams(g, kFp32ProductionKernel);
+    }
+    const ForcePlan force(PlanChoice{4, splits});  // the 32 x 256 decode tile
+    check_kernel({Precision::FP32, Shape{32, 1024, 8192}, Op::N, Op::T, 0, true},
+                 kFp32ProductionKernel);
+  }
+}
+
+// simt/sgemm with more than 16 depth splits (deep k on a few tiles); a depth that is not a
+// multiple of the splits or of a k-tile.
 TEST(LargeShapes, SgemmDeepSplits) {
   GEMMLAB_REQUIRE_GPU();
   const Shape shapes[] = {{128, 128, 131072}, {100, 130, 50001}, {256, 256, 65536}};

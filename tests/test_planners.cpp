@@ -121,14 +121,49 @@ void expect_sgemm_plan_consistent(const Dims& d, sgemm::Tile tile, const DeviceD
   EXPECT_GT(L.blocks, 0);
   const sgemm::ScratchLayout s = sgemm::scratch_layout(L, t);
   EXPECT_EQ(s.bytes() > 0, w.splits > 1 || w.sk.ctas > 0 || w.sp.splits > 1);
-  // One counter per tile, plus one per group of 8 splits where they are summed in two levels.
-  EXPECT_EQ(s.tile_counters,
-            w.splits > 1 ? static_cast<size_t>(tiles) * (w.splits >= 17 ? 1 + (w.splits + 7) / 8 : 1)
-                         : 0u);
+  // Split tiles write whole slices of C (summed by the slice-sum kernel) exactly when nothing
+  // else in the grid writes C: no strips, no stream-k tail. One slice of m x n per split then,
+  // and no counters.
+  EXPECT_EQ(w.sliced, w.splits > 1 && w.sp.blocks() == 0 && w.sk.ctas == 0 &&
+                         sgemm::slices_pay(d.m, d.n, w.splits, t));
+  if (w.sliced) {
+    EXPECT_EQ(w.sp.m_main, d.m);
+    EXPECT_EQ(w.sp.n_main, d.n);
+    EXPECT_GE(s.tile_partials, static_cast<size_t>(w.splits) * d.m * d.n);
+    EXPECT_EQ(s.tile_counters, 0u);
+  } else {
+    // One counter per tile, plus one per group of 8 splits where they are summed in two levels.
+    EXPECT_EQ(s.tile_counters,
+              w.splits > 1 ? static_cast<size_t>(tiles) * (w.splits >= 17 ? 1 + (w.splits + 7) / 8 : 1)
+                           : 0u);
+  }
   // Without scratch: one block per tile and strip block, nothing to sum.
   const sgemm::TilePlan n = sgemm::plan_tiles(d.m, d.n, d.k, t, dev, /*scratch=*/false);
   EXPECT_EQ(sgemm::scratch_layout(n, t).bytes(), 0u);
   EXPECT_EQ(n.blocks, tiles + n.work.sp.blocks());
+}
+
+// Deep k over a few tiles: the split tiles' partials go to slices (every SM sums them) unless
+// strips share the grid (their blocks write C themselves): 128 x 136 leaves an 8-column strip.
+TEST(SgemmPlan, SplitTilesSumAsSlicesWithoutStrips) {
+  const sgemm::TileShape t = sgemm::tile_shape(sgemm::Tile::k128x128);
+  const sgemm::TilePlan a = sgemm::plan_tiles(128, 128, 8192, t, kH100);
+  EXPECT_GT(a.work.splits, 1);
+  EXPECT_TRUE(a.work.sliced);
+  const sgemm::TilePlan b = sgemm::plan_tiles(128, 136, 8192, t, kH100);
+  EXPECT_GT(b.work.splits, 1);
+  EXPECT_GT(b.work.sp.blocks(), 0);
+  EXPECT_FALSE(b.work.sliced);
+  EXPECT_FALSE(sgemm::plan_tiles(4096, 4096, 4096, t, kH100).work.sliced) << "unsplit";
+  const sgemm::TilePlan c = sgemm::plan_tiles(128, 128, 8192, t, kH100, /*scratch=*/true, 40);
+  EXPECT_EQ(c.work.splits, 40);
+  EXPECT_EQ(sgemm::scratch_layout(c, t).tile_partials, 40u * 128 * 128);
+  // Many tiles split in two: each tile's last block reads one partial, cheaper than two slices
+  // of all of C (1536^3: 144 tiles of 128 x 128); three splits of 36 tiles (768^3) slice.
+  const sgemm::TilePlan d = sgemm::plan_tiles(1536, 1536, 1536, t, kH100, true, 2);
+  EXPECT_EQ(d.work.splits, 2);
+  EXPECT_FALSE(d.work.sliced);
+  EXPECT_TRUE(sgemm::plan_tiles(768, 768, 768, t, kH100, true, 3).work.sliced);
 }
 
 TEST(SgemmPlan, ConsistentOnEveryShape) {

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "kernels/common/launch.cuh"
+#include "kernels/common/slice_sum.h"
 #include "kernels/simt/sgemm_kernel.cuh"
 #include "runtime/aligned_rows.h"
 #include "runtime/device_props.h"
@@ -178,6 +179,8 @@ cudaError_t launch_tiles(const GemmProblem& q, bool av, bool bv) {
     e = launch_kernel(kp.f, dim3(L.blocks), 256, kp.smem, q.stream, static_cast<const float*>(q.A),
                       static_cast<int>(q.lda), static_cast<const float*>(q.B),
                       static_cast<int>(q.ldb), make_epilogue(q), k, L.work, s);
+  if (e == cudaSuccess && L.work.sliced)  // the splits' slices, summed with the epilogue
+    e = launch_slice_sum(s.tile_parts, L.work.splits, make_epilogue(q), q.stream);
   const cudaError_t ef = workspace_free(buf, q.stream);  // stream-ordered: after the kernel
   return e != cudaSuccess ? e : ef;
 }

@@ -244,6 +244,14 @@ __global__ void __launch_bounds__(256, kBlocksPerSm<V::kTile>)
   WT::zero(acc);
   multiply_k_tiles<V::kTile, V::kLoop, V::kStages, V::kARows>(ld, k_tiles, tail_steps, As, Bs, pos,
                                                               active, acc);
+  if (V::kLoop == Loop::kSplit && w.sliced) {  // slice `split` of C, summed by slice_sum.h
+    Epilogue es = ep;
+    es.D = s.tile_parts + split * (static_cast<int64_t>(ep.m) * ep.n);
+    es.ldd = ep.n, es.d_type = DType::F32, es.alpha = 1.f, es.beta = 0.f;
+    es.bias = nullptr, es.act = Activation::None, es.plain = true;
+    WT::store_tile(es, t.row0, t.col0, pos, acc);
+    return;
+  }
   if (V::kLoop == Loop::kSplit && w.splits > 1) {  // split_k.cuh: publish; the last block sums
     const int tile = block / w.splits;
     if (!WT::reduce_partials(s.tile_parts + static_cast<int64_t>(tile) * w.splits * WT::kPartialFloats,

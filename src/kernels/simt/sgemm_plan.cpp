@@ -125,6 +125,19 @@ StreamK plan_tail(int64_t tiles, int k, const TileShape& t, const DeviceDesc& de
 
 }  // namespace
 
+// Each tile's last block reads the other splits' partials alone: (splits - 1) tiles through one
+// SM, at the end of the kernel. Slices cost every split a whole m x n write and the sum a read of
+// all of them, but on every SM. Measured (H100, fp32, auto, 2026-11-25 05:47 UTC): slices won
+// 1.02-1.17x wherever the tail was 3 or more tiles deep (128 x 4096 x 4096 on 16 tiles of
+// 128 x 256, 8 splits: 126.0 -> 123.2 us; 512^3 21.1 -> 18.4 us; 128 x 128 x 8192 on 4 tiles
+// of 32 x 256, 32 splits: 28 -> 18 us) and lost at 1536^3 (144 tiles of 128 x 128, 2 splits:
+// one partial per tile, 217.7 -> 227.9 us). So: slices when the tail's bytes times the ratio of
+// the GPU's to one SM's bandwidth (~64) outweigh the slices' bytes.
+bool slices_pay(int m, int n, int splits, const TileShape& t) {
+  constexpr int64_t kGpuToSm = 64;
+  return (splits - 1) * int64_t{t.bm} * t.bn * kGpuToSm >= int64_t{splits} * m * n;
+}
+
 TilePlan plan_tiles(int m, int n, int k, const TileShape& t, const DeviceDesc& dev,
                     bool scratch, int forced_splits) {
   TilePlan L{};
@@ -148,6 +161,8 @@ TilePlan plan_tiles(int m, int n, int k, const TileShape& t, const DeviceDesc& d
   if (w.splits > 1)
     w.sp = strips::make_plan(m, n, k, t.bm, t.bn,
                              std::min(8, std::max(1, ceil_div(k, strips::kKT) / 4)));
+  w.sliced = w.splits > 1 && w.sp.blocks() == 0 && w.sk.ctas == 0 &&
+             slices_pay(m, n, w.splits, t);
   const int64_t main_blocks = (tiles - w.sk.tiles) * w.splits;
   const int64_t blocks = main_blocks + w.sk.ctas + w.sp.blocks();
   w.main_blocks = static_cast<int>(std::min<int64_t>(main_blocks, INT_MAX));
@@ -159,7 +174,10 @@ ScratchLayout scratch_layout(const TilePlan& plan, const TileShape& t) {
   const TileWork& w = plan.work;
   const size_t tile_floats = static_cast<size_t>(t.bm) * t.bn;  // one partial tile
   ScratchLayout s{};
-  if (w.splits > 1) {
+  if (w.sliced) {  // one m x n slice per split; the region is all of C (no strips)
+    const size_t mn = static_cast<size_t>(w.sp.m_main) * w.sp.n_main;
+    s.tile_partials = static_cast<size_t>(w.splits) * ((mn + 3) / 4 * 4);
+  } else if (w.splits > 1) {
     s.tile_partials = static_cast<size_t>(w.main_blocks) * tile_floats;
     s.tile_counters = static_cast<size_t>(w.main_blocks / w.splits) * split_counters(w.splits);
   }

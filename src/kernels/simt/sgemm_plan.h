@@ -91,7 +91,15 @@ struct TileWork {
   int main_blocks;  // blocks of split tiles (tiles outside the stream-k tail, times splits)
   StreamK sk;       // the stream-k tail over the last tiles (sk.ctas == 0: none)
   strips::Plan sp;  // the thin edge strips, after the tiles and the tail in the grid
+  // Split tiles write their partials as whole m x n slices (one per split, in scratch), summed
+  // in split order with the epilogue by a second kernel on every SM (kernels/common/slice_sum.h),
+  // instead of by each tile's last block. Set when the tiles are split, there are no strips or
+  // stream-k tail (the slices then cover all of C), and slices_pay.
+  bool sliced;
 };
+// Whether summing `splits` slices of m x n on every SM beats each t tile's last block summing
+// the other splits' partials alone (sgemm_plan.cpp: the measurements behind it).
+bool slices_pay(int m, int n, int splits, const TileShape& t);
 struct TilePlan {
   TileWork work;
   TileGrid grid;  // tiles of the main region [0, sp.m_main) x [0, sp.n_main)
