@@ -364,13 +364,14 @@ TEST(LargeShapes, WgmmaSplitK) {
 
 // simt/sgemm's split tiles without strips write whole slices of C, summed with the epilogue by
 // the slice-sum kernel (kernels/common/slice_sum.h): its three loops (2..7 slices or m n odd, one
-// element a thread; 8..31 with m n a multiple of 4, four; 32 or more, eight warps' groups) on
+// element a thread; 8..31 with m n a multiple of 4, four; 32 or more, up to 256 (forced plans'
+// limit), eight warps' groups) on
 // tiles of 128 x 128 (all full: 128 x 128; partial: 127 x 120) and 32 x 256 (fp32 decode), the
 // general epilogue (beta, bias, GELU, a bf16 D) over a batch of 2, transposes and misaligned
 // rows; and the bits of each loop under CUDA graph capture / replay and on two streams.
 TEST(LargeShapes, SgemmSlicedSplits) {
   GEMMLAB_REQUIRE_GPU();
-  for (int splits : {3, 8, 17, 40}) {
+  for (int splits : {3, 8, 17, 40, 256}) {
     SCOPED_TRACE(splits);
     {
       const ForcePlan force(PlanChoice{1, splits});  // the 128 x 128 tile

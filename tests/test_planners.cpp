@@ -158,6 +158,12 @@ TEST(SgemmPlan, SplitTilesSumAsSlicesWithoutStrips) {
   const sgemm::TilePlan c = sgemm::plan_tiles(128, 128, 8192, t, kH100, /*scratch=*/true, 40);
   EXPECT_EQ(c.work.splits, 40);
   EXPECT_EQ(sgemm::scratch_layout(c, t).tile_partials, 40u * 128 * 128);
+  // Forced plans split deeper than the model (one tile over k = 131072: 256 splits, two blocks
+  // per SM); each split keeps at least one k-tile.
+  EXPECT_EQ(sgemm::plan_tiles(128, 128, 131072, t, kH100, true, 256).work.splits, 256);
+  EXPECT_EQ(sgemm::plan_tiles(128, 128, 131072, t, kH100, true, 1000).work.splits, 256);
+  EXPECT_EQ(sgemm::plan_tiles(128, 128, 2048, t, kH100, true, 256).work.splits, 128);
+  EXPECT_LE(sgemm::plan_tiles(128, 128, 131072, t, kH100).work.splits, sgemm::kMaxSplits);
   // Many tiles split in two: each tile's last block reads one partial, cheaper than two slices
   // of all of C (1536^3: 144 tiles of 128 x 128); three splits of 36 tiles (768^3) slice.
   const sgemm::TilePlan d = sgemm::plan_tiles(1536, 1536, 1536, t, kH100, true, 2);

@@ -100,7 +100,8 @@ Picked pick(bool at, bool bt, bool av, bool bv, const TilePlan& L) {
       return prepared_f<W, true, false, true, true, Loop::kCarry, 8>();
     }
     if (!L.deep) return prepared<W, false, false, false, true>(loop);
-    if (loop == Loop::kSplit) return prepared_f<W, false, false, false, true, Loop::kSplit, 8>();
+    if (loop == Loop::kSplit)  // deep splits carry fragments across k-tiles too
+      return prepared_f<W, false, false, false, true, Loop::kSplitCarry, 8>();
     return prepared_f<W, false, false, false, true, Loop::kCarry, 8>();
   } else if constexpr (thin_tile(kTile)) {  // thin tiles: thin_layout's cases only
     if (!thin_layout(at, bt, av)) return {nullptr, cudaErrorNotSupported, 0};
@@ -274,13 +275,14 @@ LaunchConfig config(const GemmProblem& p) {
 }
 
 // The plans gemm-tune may time for p: every tile the planner can take for it, each with the
-// model's splits and with 1, 2, 4, ... 32 (where that many fit the depth); each distinct plan once.
+// model's splits and with 1, 2, 4, ... 32 (where that many fit the depth), and 64 .. 256 where
+// they make at most two waves of blocks (deep k on a few tiles); each distinct plan once.
 int variants(const GemmProblem& p, PlanChoice* out, int max) {
   const DeviceDesc dev = current_device_desc();
   int n = 0;
   std::vector<std::pair<int, int>> seen;  // (tile, splits) as planned
   for (int tile = 1; tile <= kTileCount; ++tile)
-    for (int splits : {0, 1, 2, 4, 8, 16, 32}) {
+    for (int splits : {0, 1, 2, 4, 8, 16, 32, 64, 128, 256}) {
       const ForcePlan force({tile, splits});
       const OperandPlan pl = operand_plan(p, true);
       if (static_cast<int>(pl.tile) != tile - 1) continue;  // not this problem's to take
@@ -289,6 +291,10 @@ int variants(const GemmProblem& p, PlanChoice* out, int max) {
       const TilePlan L = plan_tiles(static_cast<int>(q.m), static_cast<int>(q.n),
                                     static_cast<int>(q.k), tile_shape(pl.tile), dev, true, splits);
       if (splits > 1 && L.work.splits != splits) continue;  // deeper than the k-tiles allow
+      const TileShape ts = tile_shape(pl.tile);
+      if (splits > 32 && static_cast<int64_t>(L.grid.m_tiles) * L.grid.n_tiles * splits >
+                             2 * dev.sms * ts.blocks_per_sm)
+        continue;
       const std::pair<int, int> planned{tile, L.work.splits};
       if (std::find(seen.begin(), seen.end(), planned) != seen.end()) continue;
       if (config(p).kernel == nullptr) continue;  // no kernel instance for this plan

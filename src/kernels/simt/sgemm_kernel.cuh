@@ -108,7 +108,7 @@ __device__ __forceinline__ void multiply_k_tiles(Loaders& ld, int k_tiles, int t
     cp_async_commit();
   }
 
-  if constexpr (kLoop != Loop::kCarry) {
+  if constexpr (!carry_loop(kLoop)) {
     for (int kt = 0; kt < k_tiles; ++kt) {
       cp_async_wait<kStages - 2>();  // this thread's copies of tile kt are done...
       __syncthreads();               // ...and everyone's; also: all finished computing tile kt-1
@@ -244,7 +244,7 @@ __global__ void __launch_bounds__(256, kBlocksPerSm<V::kTile>)
   WT::zero(acc);
   multiply_k_tiles<V::kTile, V::kLoop, V::kStages, V::kARows>(ld, k_tiles, tail_steps, As, Bs, pos,
                                                               active, acc);
-  if (V::kLoop == Loop::kSplit && w.sliced) {  // slice `split` of C, summed by slice_sum.h
+  if (split_loop(V::kLoop) && w.sliced) {  // slice `split` of C, summed by slice_sum.h
     Epilogue es = ep;
     es.D = s.tile_parts + split * (static_cast<int64_t>(ep.m) * ep.n);
     es.ldd = ep.n, es.d_type = DType::F32, es.alpha = 1.f, es.beta = 0.f;
@@ -252,7 +252,7 @@ __global__ void __launch_bounds__(256, kBlocksPerSm<V::kTile>)
     WT::store_tile(es, t.row0, t.col0, pos, acc);
     return;
   }
-  if (V::kLoop == Loop::kSplit && w.splits > 1) {  // split_k.cuh: publish; the last block sums
+  if (split_loop(V::kLoop) && w.splits > 1) {  // split_k.cuh: publish; the last block sums
     const int tile = block / w.splits;
     if (!WT::reduce_partials(s.tile_parts + static_cast<int64_t>(tile) * w.splits * WT::kPartialFloats,
                              split, w.splits, s.tile_counters + tile * split_counters(w.splits),

@@ -148,7 +148,7 @@ TilePlan plan_tiles(int m, int n, int k, const TileShape& t, const DeviceDesc& d
   // Splits share the full k-tiles (the last split also takes a partial one).
   const int kt_full = std::max(1, k / kBK);
   const int splits = tiles == 0 || !scratch ? 1
-                     : forced_splits > 0  ? std::min(forced_splits, kMaxSplits)
+                     : forced_splits > 0  ? std::min(forced_splits, kMaxForcedSplits)
                                           : choose_splits(w.sp.m_main, w.sp.n_main, k, t, dev);
   w.per_split = ceil_div(kt_full, splits);
   w.splits = ceil_div(kt_full, w.per_split);  // every split gets >= 1 k-tile

@@ -20,7 +20,11 @@ constexpr int kGroup = 16;  // tile rows per band of the grouped tile order
 // The k loop variant a launch runs (separate template instances: what one does not need cannot
 // cost the others registers): one pass over the whole depth, the same with register fragments
 // carried across k-tiles (long loops), or one depth split of several.
-enum class Loop { kPlain, kCarry, kSplit };
+// kSplitCarry: a depth split of >= 64 k-tiles on the 128 x 256 tile, with the carried fragments
+// (an instance of its own; the plan says kSplit, the kernel picks it for deep splits).
+enum class Loop { kPlain, kCarry, kSplit, kSplitCarry };
+constexpr bool split_loop(Loop l) { return l == Loop::kSplit || l == Loop::kSplitCarry; }
+constexpr bool carry_loop(Loop l) { return l == Loop::kCarry || l == Loop::kSplitCarry; }
 
 // The block tiles of the warp-tiled micro-kernel (simt/warptile.cuh), 256 threads each:
 //   128 x 128: warps 4 x 2, 8 x 8 per thread, two blocks per SM;
@@ -82,6 +86,11 @@ bool worth_copying(const GemmProblem& p, int64_t rows, int64_t cols);
 // charged too.
 constexpr int kMaxSplits = 64;
 constexpr double kSumPerPartial = 0.5;
+// A forced plan (gemm-tune, the tuning table) may split deeper: one 128 x 128 tile over k =
+// 131072 fills two blocks per SM only with 256 splits (what cuBLAS runs there), and the slice
+// sum reads them on every SM. The split counters of the in-kernel sums count to 255 arrivals per
+// counter; with groups of 8 none gets near.
+constexpr int kMaxForcedSplits = 256;
 int choose_splits(int m, int n, int k, const TileShape& t, const DeviceDesc& dev);
 
 // What one launch of the tile kernel does: the work its kernel arguments describe.
