@@ -3,11 +3,14 @@
 // Bottleneck attacked: everything step 15 leaves on the table outside its inner loop. Step 15's
 // cp.async pipeline on the warp-tiled micro-kernel already runs the FFMA pipe at ~77% of peak
 // inside a wave; what separates it from cuBLAS is the shape of the work around that loop:
-// - grids that cannot fill the GPU (1024^3: 32 tiles of 128 x 256 for 132 SMs): ordered split-k,
-//   each split publishing its partial tile and the tile's last block summing them in split order
-//   (split_k.cuh): deterministic, no atomics, no pass over C; from 17 splits (deep K on a few
-//   tiles) in two levels, groups of 8 splits then the group sums (split_reduce), so no block
-//   reads more than 8 + splits / 8 partials;
+// - grids that cannot fill the GPU (1024^3: 32 tiles of 128 x 256 for 132 SMs): ordered split-k.
+//   Where the tiles are few next to their splits (decode rows, deep K, small squares) each split
+//   writes a whole slice of C and a second kernel, launched as a programmatic dependent, sums the
+//   slices in split order with the epilogue on every SM (kernels/common/slice_sum.h; the planner's
+//   slices_pay). Elsewhere each split publishes its partial tile and the tile's last block sums
+//   them in split order (split_k.cuh), from 17 splits in two levels (groups of 8, then the group
+//   sums). Either way deterministic, no atomics, no pass over C. Forced plans (the tuning table)
+//   split up to 256 deep: one 128 x 128 tile over k = 131072 on two blocks per SM;
 // - a badly filled last wave (3000^3: 288 tiles = 2.2 waves): a stream-k tail, equal runs of
 //   k-tiles per block across tile boundaries, shared tiles summed the same ordered way;
 // - a 1-row / 1-column fringe (4097^3): thin edge strips as GEMV-like blocks (thin_strips.cuh) on
@@ -24,8 +27,9 @@
 // Measured (H100 SXM, docs/results/h100-ladder.md and h100-large.md, cuBLAS SGEMM in the same
 // run): 1025^3 30.9 TFLOP/s (101%), 4096^3 50.2 (97%), 4097^3 48.1 (108%), 8192^3 50.2 (97%);
 // decode 32 x 8192 x 8192 NN 31.3 (140%), 32 x 4096 x 14336 NN 29.7 (88%; h100-decode.md);
-// deep K 128 x 128 x 8192 9.4 (64%; 49% with one block summing 64 partials; h100-suite-deep-k,
-// 2026-11-24 21:33 UTC); thin outputs 8192 x 16 / 32 / 64 x 8192 NN 13.7 / 27.2 / 34.9 (92 / 91 /
+// deep K 128 x 128 x 8192 15.0 (101%; 64% with each tile's last block summing the partials),
+// 128 x 128 x 131072 36.2 (94%; h100-suite-deep-k, 2026-11-25 06:15 UTC); 768^3 20.9 (85%;
+// h100-suite-small); thin outputs 8192 x 16 / 32 / 64 x 8192 NN 13.7 / 27.2 / 34.9 (92 / 91 /
 // 84%; h100-suite-skinny, 2026-11-25 00:02 UTC).
 // History: docs/history.md.
 #include <algorithm>

@@ -1,7 +1,8 @@
 // simt/sgemm's device side: the warp-tiled FFMA micro-kernel (warptile.cuh) fed by cp.async
 // loaders (async_loader.cuh) through a 4- or 8-stage pipeline, and one kernel whose grid holds
 // three kinds of blocks, in this order: split tiles of the main region (each a depth split of a
-// C tile; splits > 1 publish partials and the tile's last block sums them in split order:
+// C tile; splits > 1 either write slice `split` of C for the slice-sum kernel that follows
+// (TileWork::sliced) or publish partials that the tile's last block sums in split order:
 // split_k.cuh), the stream-k tail (equal runs of k-tiles across tile boundaries), and the thin
 // edge strips (thin_strips.cuh). The planner (sgemm_plan.h) decides which of them a launch has.
 #pragma once

@@ -8,8 +8,9 @@
 // k-blocks) run as ONE batched launch (wgmma/small's strips kernel; tf32 with op(A) = A^T:
 // wgmma/03) whose entries are the slices: A and B move by the
 // slice's depth from entry to entry (the entries overlap in memory, which reading allows), D is
-// float scratch, one m x n partial per slice. A second kernel sums the S partials of each element
-// in slice order and applies the whole epilogue (alpha, beta * C, bias, activation, D's dtype):
+// float scratch, one m x n partial per slice. A second kernel (kernels/common/slice_sum.h, shared
+// with simt/sgemm's sliced splits) sums the S partials of each element in slice order and applies
+// the whole epilogue (alpha, beta * C, bias, activation, D's dtype):
 // every SM sums, and the result is deterministic (the same slices in the same order every run).
 // It is launched as a programmatic dependent of the slices' kernel (its launch hides behind
 // their tail; it waits for them before reading), and keeps many slices' loads in flight.
