@@ -256,16 +256,17 @@ TEST(LargeShapes, SgemmThinRowMajorA) {
   }
 }
 
-// simt/sgemm's depth splits from 17 on sum in two levels (split_k.cuh: split_reduce): groups of
-// 8 consecutive splits, then the group sums. Forced split counts with a whole and a partial last
-// group and a group of one (17, 33, 64), one and four tiles, beta != 0 and beta = 0, transposes
-// and misaligned rows, K off the 16-deep k-tile.
+// simt/sgemm's depth splits summed in the kernel (edge strips share the grid, so no slices:
+// sgemm_plan.h, sliced) from 17 on sum in two levels (split_k.cuh: split_reduce): groups of 8
+// consecutive splits, then the group sums. Forced split counts with a whole and a partial last
+// group and a group of one (17, 33, 64), one tile and two (each beside an 8-column strip), beta
+// != 0 and beta = 0, transposes and misaligned rows, K off the 16-deep k-tile.
 TEST(LargeShapes, SgemmGroupedSplitSums) {
   GEMMLAB_REQUIRE_GPU();
   for (int splits : {17, 33, 64}) {
     SCOPED_TRACE(splits);
     const ForcePlan force(PlanChoice{1, splits});  // the 128 x 128 tile
-    check_kernel({Precision::FP32, Shape{128, 128, 8192}, Op::N, Op::N, 0, false},
+    check_kernel({Precision::FP32, Shape{128, 136, 8192}, Op::N, Op::N, 0, false},
                  kFp32ProductionKernel);
     check_kernel({Precision::FP32, Shape{200, 136, 9001}, Op::T, Op::T, 3, true},
                  kFp32ProductionKernel);
