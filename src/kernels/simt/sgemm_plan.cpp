@@ -127,12 +127,9 @@ StreamK plan_tail(int64_t tiles, int k, const TileShape& t, const DeviceDesc& de
 
 // Each tile's last block reads the other splits' partials alone: (splits - 1) tiles through one
 // SM, at the end of the kernel. Slices cost every split a whole m x n write and the sum a read of
-// all of them, but on every SM. Measured (H100, fp32, auto, 2026-11-25 05:47 UTC): slices won
-// 1.02-1.17x wherever the tail was 3 or more tiles deep (128 x 4096 x 4096 on 16 tiles of
-// 128 x 256, 8 splits: 126.0 -> 123.2 us; 512^3 21.1 -> 18.4 us; 128 x 128 x 8192 on 4 tiles
-// of 32 x 256, 32 splits: 28 -> 18 us) and lost at 1536^3 (144 tiles of 128 x 128, 2 splits:
-// one partial per tile, 217.7 -> 227.9 us). So: slices when the tail's bytes times the ratio of
-// the GPU's to one SM's bandwidth (~64) outweigh the slices' bytes.
+// all of them, but on every SM. So: slices when the tail's bytes times the ratio of the GPU's to
+// one SM's bandwidth (~64) outweigh the slices' bytes. Fitted to H100 A/Bs on both sides (slices
+// won on few tiles split 3-32 deep, lost on 144 tiles split in two: docs/history.md, simt/sgemm).
 bool slices_pay(int m, int n, int splits, const TileShape& t) {
   constexpr int64_t kGpuToSm = 64;
   return (splits - 1) * int64_t{t.bm} * t.bn * kGpuToSm >= int64_t{splits} * m * n;
