@@ -1,6 +1,7 @@
 // The tuning table on the CPU: shape classes and the lookup `auto` makes (registry/tuning.h),
 // gemm-tune's choice from a run with --variants (gemm-bench/tune.h), the table file it writes and
 // its merge with an earlier one, and the compiled-in table's entries naming real kernels.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -53,12 +54,48 @@ TEST(Tuning, LookupMatchesDeviceClassDtypeAndTransposes) {
   EXPECT_EQ(find_tuning(nullptr, 0, "GPU A", 132, p), nullptr);
 }
 
-// Every compiled-in entry names a registry kernel that takes its dtype, and a plan it offers.
+// Several entries of one class (gemm-tune measured 768^3 and 1024^3, both class 10): the one
+// measured nearest the problem, in log2 steps summed over m, n and k; a class-wide entry (no
+// shape) is as near as any.
+TEST(Tuning, LookupTakesTheEntryMeasuredNearest) {
+  const TuningEntry table[] = {
+      {"GPU A", 132, Precision::FP32, Op::N, Op::N, 10, 10, 10, "simt/sgemm", {4, 0}, 1024, 1024, 1024},
+      {"GPU A", 132, Precision::FP32, Op::N, Op::N, 10, 10, 10, "auto", {}, 768, 768, 768},
+      {"GPU A", 132, Precision::FP32, Op::N, Op::N, 11, 11, 11, "simt/sgemm", {3, 0}, 1536, 1536, 1536},
+      {"GPU A", 132, Precision::FP32, Op::N, Op::N, 11, 11, 11, "simt/sgemm", {2, 0}},
+  };
+  GemmProblem p;
+  p.precision = Precision::FP32, p.m = p.n = p.k = 1024;
+  EXPECT_EQ(find_tuning(table, 4, "GPU A", 132, p), &table[0]);
+  p.m = p.n = p.k = 768;
+  EXPECT_EQ(find_tuning(table, 4, "GPU A", 132, p), &table[1]);
+  p.m = p.n = p.k = 900;  // log2 gaps 0.19 to 1024 and 0.23 to 768, three times
+  EXPECT_EQ(find_tuning(table, 4, "GPU A", 132, p), &table[0]);
+  p.m = p.n = p.k = 800;
+  EXPECT_EQ(find_tuning(table, 4, "GPU A", 132, p), &table[1]);
+  p.k = 520;  // m, n a little nearer 1024 (0.19 vs 0.23 each), k much nearer 768 (0.56 vs 0.98)
+  p.m = p.n = 900;
+  EXPECT_EQ(find_tuning(table, 4, "GPU A", 132, p), &table[1]);
+  p.m = p.n = 1020;  // now m, n outweigh it (0.01 vs 0.41 each)
+  EXPECT_EQ(find_tuning(table, 4, "GPU A", 132, p), &table[0]);
+  p.m = p.n = p.k = 1536;  // the shapeless entry is at gap 0 from anything: the first of equals
+  EXPECT_EQ(find_tuning(table, 4, "GPU A", 132, p), &table[2]);
+  p.m = p.n = p.k = 1100;
+  EXPECT_EQ(find_tuning(table, 4, "GPU A", 132, p), &table[3]);
+}
+
+// Every compiled-in entry names a registry kernel that takes its dtype, and a plan it offers, or
+// leaves the problem to the planners.
 TEST(Tuning, CompiledTableNamesRealKernels) {
   size_t count = 0;
   const TuningEntry* t = tuning_table(&count);
   for (size_t i = 0; i < count; ++i) {
     SCOPED_TRACE(t[i].kernel);
+    EXPECT_GT(t[i].m, 0) << "gemm-tune writes the problem of every entry";
+    if (std::string(t[i].kernel) == kPlannersEntry) {  // the planners decide: no plan forced
+      EXPECT_FALSE(t[i].choice.any());
+      continue;
+    }
     const KernelDesc* k = find_kernel(t[i].kernel);
     ASSERT_NE(k, nullptr);
     EXPECT_TRUE(k->dtypes & dtype_bit(t[i].precision));
@@ -103,12 +140,12 @@ TEST(GemmTune, PicksTheFastestCheckedVariantWhereItBeatsAuto) {
       row("cublas", 32, 0.05), row("auto", 32, 0.06), row("simt/sgemm", 32, 0.06),
       row("simt/sgemm", 32, 0.05, "32x256/s8", {4, 8}),
       row("simt/sgemm", 32, 0.04, "32x256/s16", {4, 16}),
-      // 64 x 4096 x 4096: the best is 1% faster than auto -> none.
+      // 64 x 4096 x 4096: the best is 1% faster than auto -> the planners' entry.
       row("cublas", 64, 0.05), row("auto", 64, 0.060), row("simt/sgemm", 64, 0.0595, "64x256/s4", {3, 4}),
   });
   r.rows[4].pass = false;  // the fastest failed its check: never chosen
   const std::vector<TuneEntry> e = choose_tuning(r);
-  ASSERT_EQ(e.size(), 1u);
+  ASSERT_EQ(e.size(), 2u);
   EXPECT_EQ(e[0].shape.m, 32);
   EXPECT_EQ(e[0].kernel, "simt/sgemm");
   EXPECT_EQ(e[0].plan, "32x256/s8");
@@ -117,33 +154,30 @@ TEST(GemmTune, PicksTheFastestCheckedVariantWhereItBeatsAuto) {
   EXPECT_EQ(e[0].k_class, 12);
   EXPECT_DOUBLE_EQ(e[0].auto_ms, 0.06);
   EXPECT_DOUBLE_EQ(e[0].cublas_ms, 0.05);
+  EXPECT_EQ(e[1].shape.m, 64);
+  EXPECT_EQ(e[1].kernel, gemmlab::kPlannersEntry);
+  EXPECT_FALSE(e[1].choice.any());
+  EXPECT_EQ(e[1].plan, "");
+  EXPECT_DOUBLE_EQ(e[1].ms, 0.06);
 }
 
-TEST(GemmTune, OneEntryPerClassTheLargestProblems) {
-  Report r = report_of({row("auto", 20, 0.06), row("simt/sgemm", 20, 0.03, "32x256/s4", {4, 4}),
-                        row("auto", 32, 0.06), row("simt/sgemm", 32, 0.03, "32x256/s8", {4, 8})});
-  const std::vector<TuneEntry> e = choose_tuning(r);
-  ASSERT_EQ(e.size(), 1u);
-  EXPECT_EQ(e[0].shape.m, 32);
-}
-
-// One entry serves a whole class: the candidate with the best geometric mean over its problems
-// wins, not the largest problem's fastest (1280^3 and 1536^3 share a class).
-TEST(GemmTune, ClassEntryIsTheBestGeometricMean) {
+// Each problem its own entry, also two of one class (20 and 32 rows: class 5), each with its own
+// fastest: a class-wide pick ran 768^3 fp32 on 1024^3's plan, 3% slower than its own best.
+TEST(GemmTune, OneEntryPerProblem) {
   Report r = report_of({row("auto", 20, 0.06), row("simt/sgemm", 20, 0.08, "32x256/s4", {4, 4}),
                         row("simt/sgemm", 20, 0.04, "64x256/s1", {3, 1}),
                         row("auto", 32, 0.06), row("simt/sgemm", 32, 0.03, "32x256/s4", {4, 4}),
                         row("simt/sgemm", 32, 0.04, "64x256/s1", {3, 1})});
   const std::vector<TuneEntry> e = choose_tuning(r);
-  ASSERT_EQ(e.size(), 1u);
-  EXPECT_EQ(e[0].plan, "64x256/s1") << "0.04 / 0.04 beats 0.08 / 0.03 over the class";
-  EXPECT_EQ(e[0].shape.m, 32);
+  ASSERT_EQ(e.size(), 2u);
+  EXPECT_EQ(e[0].shape.m, 20);
+  EXPECT_EQ(e[0].plan, "64x256/s1");
   EXPECT_DOUBLE_EQ(e[0].ms, 0.04);
-  // Where the class's best mean is no better than auto's (2x slower on one, 2x faster on the
-  // other), no entry.
-  Report even = report_of({row("auto", 20, 0.06), row("simt/sgemm", 20, 0.12, "32x256/s4", {4, 4}),
-                           row("auto", 32, 0.06), row("simt/sgemm", 32, 0.03, "32x256/s4", {4, 4})});
-  EXPECT_TRUE(choose_tuning(even).empty());
+  EXPECT_EQ(e[1].shape.m, 32);
+  EXPECT_EQ(e[1].plan, "32x256/s4");
+  EXPECT_EQ(e[0].m_class, e[1].m_class);
+  // Without candidates (auto alone), no entry.
+  EXPECT_TRUE(choose_tuning(report_of({row("auto", 20, 0.06)})).empty());
 }
 
 TEST(GemmTune, TableMergesWithAnEarlierOne) {
@@ -153,24 +187,33 @@ TEST(GemmTune, TableMergesWithAnEarlierOne) {
       {"device", "GPU A"},
       {"sms", 132},
       {"entries",
-       {{{"dtype", "fp32"}, {"trans", "NT"}, {"class", {6, 12, 12}}, {"kernel", "old"}},  // measured again
+       {// class-wide (no shape), of a class this run measured (64 x 4096 x 4096 NT): replaced
+        {{"dtype", "fp32"}, {"trans", "NT"}, {"class", {6, 12, 12}}, {"kernel", "old"}},
+        // the shape this run measured again: replaced
+        {{"dtype", "fp32"}, {"trans", "NT"}, {"class", {5, 12, 12}}, {"m", 32}, {"n", 4096},
+         {"k", 4096}, {"kernel", "old"}},
+        // another shape of a measured class, and another transpose: kept
+        {{"dtype", "fp32"}, {"trans", "NT"}, {"class", {5, 12, 12}}, {"m", 20}, {"n", 4096},
+         {"k", 4096}, {"kernel", "kept"}},
         {{"dtype", "fp32"}, {"trans", "NN"}, {"class", {6, 12, 12}}, {"kernel", "kept"}}}}};
   const nlohmann::json j = tuning_json(r, choose_tuning(r), "gemm-tune --test", &previous);
   EXPECT_EQ(j["tool"], "gemm-tune");
   EXPECT_EQ(j["device"], "GPU A");
   EXPECT_EQ(j["sms"], 132);
-  ASSERT_EQ(j["entries"].size(), 2u);
+  ASSERT_EQ(j["entries"].size(), 4u);
   std::vector<std::string> kernels;
   for (const auto& e : j["entries"]) kernels.push_back(e["kernel"]);
-  EXPECT_NE(std::find(kernels.begin(), kernels.end(), "kept"), kernels.end());
-  EXPECT_NE(std::find(kernels.begin(), kernels.end(), "simt/sgemm"), kernels.end());
+  EXPECT_EQ(std::count(kernels.begin(), kernels.end(), "kept"), 2);
+  EXPECT_EQ(std::count(kernels.begin(), kernels.end(), "simt/sgemm"), 1);
+  EXPECT_EQ(std::count(kernels.begin(), kernels.end(), "auto"), 1);
   EXPECT_EQ(std::find(kernels.begin(), kernels.end(), "old"), kernels.end())
-      << "a class this run measured is decided by this run";
+      << "a shape this run measured, and its class-wide entry, are decided by this run";
   for (const auto& e : j["entries"])
     if (e["kernel"] == "simt/sgemm") {
       EXPECT_EQ(e["tile"], 4);
       EXPECT_EQ(e["splits"], 8);
       EXPECT_EQ(e["class"], nlohmann::json({5, 12, 12}));
+      EXPECT_EQ(e["m"], 32);
     }
 }
 

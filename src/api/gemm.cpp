@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 #include <algorithm>
@@ -30,14 +31,14 @@ using api::validate_device;
 using api::validate_host;
 
 // The tuning table's entry for p on the current device (registry/tuning.h), if the kernel it
-// names can run p; else null.
+// names can run p; else null (also where the entry says the planners decide: kPlannersEntry).
 const TuningEntry* tuned(const GemmProblem& p, int cc) {
   if (!tuning_enabled()) return nullptr;
   size_t count = 0;
   const TuningEntry* table = tuning_table(&count);
   if (count == 0) return nullptr;
   const TuningEntry* e = find_tuning(table, count, device_name(), device_full_sm_count(), p);
-  if (e == nullptr) return nullptr;
+  if (e == nullptr || std::string_view(e->kernel) == kPlannersEntry) return nullptr;
   const KernelDesc* k = find_kernel(e->kernel);
   return k != nullptr && kernel_cannot_run(*k, p, cc) == nullptr ? e : nullptr;
 }

@@ -1,6 +1,7 @@
 // registry/tuning.h: shape classes and the table lookup.
 #include "registry/tuning.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 
@@ -16,13 +17,20 @@ const TuningEntry* find_tuning(const TuningEntry* table, size_t count, std::stri
                                int sms, const GemmProblem& p) {
   if (table == nullptr || p.batch != 1) return nullptr;
   const int mc = extent_class(p.m), nc = extent_class(p.n), kc = extent_class(p.k);
+  auto gap = [](int64_t x, int64_t measured) {
+    return measured > 0 ? std::fabs(std::log2(static_cast<double>(x) / measured)) : 0.0;
+  };
+  const TuningEntry* best = nullptr;
+  double best_gap = 0;
   for (size_t i = 0; i < count; ++i) {
     const TuningEntry& e = table[i];
     if (e.precision == p.precision && e.op_a == p.op_a && e.op_b == p.op_b && e.m_class == mc &&
-        e.n_class == nc && e.k_class == kc && e.sms == sms && device == e.device)
-      return &e;
+        e.n_class == nc && e.k_class == kc && e.sms == sms && device == e.device) {
+      const double g = gap(p.m, e.m) + gap(p.n, e.n) + gap(p.k, e.k);
+      if (!best || g < best_gap) best = &e, best_gap = g;
+    }
   }
-  return nullptr;
+  return best;
 }
 
 namespace {

@@ -58,8 +58,6 @@ struct Problem {
   }
 };
 
-double volume(const Shape& s) { return double(s.m) * s.n * s.k; }
-
 TuneEntry entry_of(const Row& best, const Problem& p) {
   TuneEntry e;
   e.dtype = best.dtype, e.trans = best.trans, e.shape = best.shape;
@@ -70,40 +68,6 @@ TuneEntry entry_of(const Row& best, const Problem& p) {
   e.ms = best.ms_median, e.auto_ms = p.autos->ms_median, e.auto_kernel = p.autos->auto_kernel;
   e.cublas_ms = p.cublas ? p.cublas->ms_median : 0.0;
   return e;
-}
-
-// The entry of one class, whose problems all have an auto row: the candidate measured on every
-// one of them with the least geometric mean of its time over auto's, if it beats auto by the
-// margin (an entry holds for the whole class: 1280^3 and 1536^3 share one). Where no candidate
-// ran on all of them, the largest problem's fastest, if it beats auto there.
-bool class_entry(const std::vector<const Problem*>& probs, double margin, TuneEntry* out) {
-  const Problem* largest = probs.front();
-  for (const Problem* p : probs)
-    if (volume(p->autos->shape) > volume(largest->autos->shape)) largest = p;
-  std::string pick;
-  double pick_log = 0;
-  for (const auto& [label, x] : probs.front()->candidates) {
-    double log_ratio = 0;
-    bool everywhere = true;
-    for (const Problem* p : probs) {
-      const auto it = p->candidates.find(label);
-      if (it == p->candidates.end()) {
-        everywhere = false;
-        break;
-      }
-      log_ratio += std::log(it->second->ms_median / p->autos->ms_median);
-    }
-    if (everywhere && (pick.empty() || log_ratio < pick_log)) pick = label, pick_log = log_ratio;
-  }
-  if (!pick.empty()) {
-    if (std::exp(pick_log / probs.size()) * (1.0 + margin) >= 1.0) return false;  // auto does as well
-    *out = entry_of(*largest->candidates.at(pick), *largest);
-    return true;
-  }
-  const Row* best = largest->best();
-  if (!best || best->ms_median * (1.0 + margin) >= largest->autos->ms_median) return false;
-  *out = entry_of(*best, *largest);
-  return true;
 }
 
 }  // namespace
@@ -122,43 +86,45 @@ std::vector<TuneEntry> choose_tuning(const Report& r, double margin) {
     else if (x.kernel != "cublaslt" && x.checked)
       p.candidates[x.kernel + "[" + x.plan + "]"] = &x;
   }
-  std::map<std::string, std::vector<const Problem*>> by_class;
-  std::vector<std::string> class_order;
+  std::vector<TuneEntry> out;
   for (const std::string& key : order) {
     const Problem& p = problems[key];
-    if (!p.autos || p.candidates.empty()) continue;
-    TuneEntry probe;
-    probe.dtype = p.autos->dtype, probe.trans = p.autos->trans;
-    probe.m_class = gemmlab::extent_class(p.autos->shape.m);
-    probe.n_class = gemmlab::extent_class(p.autos->shape.n);
-    probe.k_class = gemmlab::extent_class(p.autos->shape.k);
-    const std::string ck = class_key(probe);
-    if (!by_class.count(ck)) class_order.push_back(ck);
-    by_class[ck].push_back(&p);
-  }
-  std::vector<TuneEntry> out;
-  for (const std::string& ck : class_order) {
-    TuneEntry e;
-    if (class_entry(by_class[ck], margin, &e)) out.push_back(e);
+    const Row* best = p.best();
+    if (!p.autos || !best) continue;
+    if (best->ms_median * (1.0 + margin) < p.autos->ms_median) {
+      out.push_back(entry_of(*best, p));
+    } else {  // the planners' own pick: an entry all the same, so no sibling's applies here
+      TuneEntry e = entry_of(*p.autos, p);
+      e.kernel = gemmlab::kPlannersEntry, e.choice = {}, e.plan.clear();
+      out.push_back(e);
+    }
   }
   return out;
 }
 
 nlohmann::json tuning_json(const Report& r, const std::vector<TuneEntry>& entries,
                            const std::string& command, const nlohmann::json* previous) {
-  std::map<std::string, nlohmann::json> rows;  // by class: sorted, unique
+  // By dtype, transposes, class and shape: sorted, unique. An entry without a shape (m, n, k
+  // absent: a table from before entries were per shape) stands for its whole class.
+  std::map<std::string, nlohmann::json> rows;
   auto key_of = [](const nlohmann::json& e) {
+    const nlohmann::json shape = {e.value("m", int64_t{0}), e.value("n", int64_t{0}),
+                                  e.value("k", int64_t{0})};
     return e.at("dtype").get<std::string>() + " " + e.at("trans").get<std::string>() + " " +
-           e.at("class").dump();
+           e.at("class").dump() + " " + shape.dump();
   };
   if (previous && previous->contains("entries"))
     for (const nlohmann::json& e : previous->at("entries")) rows[key_of(e)] = e;
-  // A class this run measured is this run's to decide (also where auto now does as well).
+  // A shape this run measured is this run's to decide (also where auto now does as well), and so
+  // is a class-wide entry of its class.
   for (const Row& x : r.rows) {
     if (!plain_problem(x)) continue;
     const nlohmann::json cls = {gemmlab::extent_class(x.shape.m), gemmlab::extent_class(x.shape.n),
                                 gemmlab::extent_class(x.shape.k)};
-    rows.erase(std::string(gemmlab::precision_name(x.dtype)) + " " + x.trans + " " + cls.dump());
+    const std::string prefix =
+        std::string(gemmlab::precision_name(x.dtype)) + " " + x.trans + " " + cls.dump() + " ";
+    rows.erase(prefix + nlohmann::json({x.shape.m, x.shape.n, x.shape.k}).dump());
+    rows.erase(prefix + nlohmann::json({0, 0, 0}).dump());
   }
   for (const TuneEntry& e : entries) {
     const nlohmann::json j = entry_json(e);

@@ -24,17 +24,17 @@ struct TuneEntry {
   std::string auto_kernel;                    // what `auto` ran there
 };
 
-// Per shape class of the plain call (f32 D, no bias or activation, batch 1): among the registry
-// kernels and their --variants rows that passed their fp64 check on every problem of the class,
-// the one with the least geometric mean of its time over the "auto" row's; kept where that mean
-// is more than `margin` under 1 (elsewhere `auto` already does as well). Where no candidate ran
-// on every problem of the class: the largest problem's fastest, if it beats auto by the margin.
-// The entry names the largest problem of the class.
+// Per problem of the plain call (f32 D, no bias or activation, batch 1) with an "auto" row and
+// candidates: the registry kernel or --variants row that passed its fp64 check and ran fastest,
+// where it beats the "auto" row by more than `margin`; elsewhere an entry of kernel
+// kPlannersEntry (`auto` already does as well: the planners decide there). Each entry names its
+// problem; `auto` takes the entry measured nearest a problem of the same class
+// (registry/tuning.h), so a problem measured without a win keeps its sibling's out.
 std::vector<TuneEntry> choose_tuning(const Report& r, double margin = 0.03);
 
 // The table file: {"tool", "device", "sms", "date", "command", "entries": [...]}, entries sorted
-// by dtype, transposes and class. `previous`: an earlier table of the same device (or null); its
-// entries of classes this run did not cover are kept.
+// by dtype, transposes, class and shape. `previous`: an earlier table of the same device (or
+// null); its entries of shapes this run did not measure are kept.
 nlohmann::json tuning_json(const Report& r, const std::vector<TuneEntry>& entries,
                            const std::string& command, const nlohmann::json* previous = nullptr);
 

@@ -1,10 +1,11 @@
 // gemm-tune: times every eligible kernel and plan variant (tile, depth splits) over a grid of
 // shapes on this GPU, against `auto` without a table and cuBLAS, and writes the tuning table
-// `auto` reads (src/registry/tuning.h): the best kernel and plan per shape class where it beats
-// the planners by more than 3%. Takes gemm-bench's options (--suite, --sizes, --dtype, --trans,
-// --kernels, ...); the kernels default to `auto` and every kernel `auto` may pick.
+// `auto` reads (src/registry/tuning.h): per problem, the best kernel and plan where it beats the
+// planners by more than 3% (--margin), else an entry leaving it to the planners. Takes gemm-bench's options
+// (--suite, --sizes, --dtype, --trans, --kernels, ...); the kernels default to `auto` and every
+// kernel `auto` may pick.
 //   gemm-tune --suite decode --dtype fp32 --trans NN,NT --table src/registry/tuning/h100.json
-// An existing table of the same device is merged: classes this run measured are replaced, the
+// An existing table of the same device is merged: shapes this run measured are replaced, the
 // others kept. Rebuild the library to compile the table in.
 #include <cstdlib>
 #include <cstring>
@@ -18,12 +19,14 @@
 #include "gemm-bench/report.h"
 #include "gemm-bench/runner.h"
 #include "gemm-bench/tune.h"
+#include "registry/tuning.h"
 
 int main(int argc, char** argv) {
   using namespace gemmbench;
   // `auto` must be the planners' own: the table being written must not steer it.
   setenv("GEMMLAB_TUNING", "0", 1);
   std::string table = "tuning.json", command = "gemm-tune";
+  double margin_pct = 3;  // how much faster than the planners' pick an entry's kernel must be
   std::vector<const char*> args{argv[0]};
   bool kernels_given = false;
   for (int i = 1; i < argc; ++i) {
@@ -31,6 +34,16 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--table") == 0 && i + 1 < argc) {
       table = argv[++i];
       command += std::string(" ") + argv[i];
+      continue;
+    }
+    if (std::strcmp(argv[i], "--margin") == 0 && i + 1 < argc) {
+      char* end = nullptr;
+      margin_pct = std::strtod(argv[++i], &end);
+      command += std::string(" ") + argv[i];
+      if (end == argv[i] || *end != '\0' || !(margin_pct >= 0 && margin_pct < 100)) {
+        std::cerr << "gemm-tune: --margin takes a percentage in [0, 100), not " << argv[i] << "\n";
+        return 2;
+      }
       continue;
     }
     if (std::strcmp(argv[i], "--kernels") == 0 || std::strcmp(argv[i], "-k") == 0)
@@ -42,7 +55,10 @@ int main(int argc, char** argv) {
   if (const int code = parse_options(static_cast<int>(args.size()), args.data(), &opt, &message);
       code >= 0) {
     (code == 0 ? std::cout : std::cerr)
-        << message << (code == 0 ? "\ngemm-tune: also --table PATH (default tuning.json)\n" : "\n");
+        << message
+        << (code == 0 ? "\ngemm-tune: also --table PATH (default tuning.json) and --margin PCT (an "
+                        "entry's kernel beats the planners' pick by more than PCT%; default 3)\n"
+                      : "\n");
     return code;
   }
   if (!kernels_given) {
@@ -75,7 +91,7 @@ int main(int argc, char** argv) {
       std::cerr << "gemm-tune: " << table << " is not a table (" << e.what() << "): overwritten\n";
     }
   }
-  const std::vector<TuneEntry> entries = choose_tuning(report);
+  const std::vector<TuneEntry> entries = choose_tuning(report, margin_pct / 100);
   const nlohmann::json j = tuning_json(report, entries, command, have_previous ? &previous : nullptr);
   std::ofstream out(table);
   out << j.dump(1) << "\n";
@@ -83,8 +99,12 @@ int main(int argc, char** argv) {
     std::cerr << "gemm-tune: could not write " << table << "\n";
     return 1;
   }
-  std::cout << "\ngemm-tune: " << entries.size() << " class(es) where a kernel or plan beat auto by "
-            << "more than 3%; " << j["entries"].size() << " entries in " << table << "\n";
+  size_t wins = 0;
+  for (const TuneEntry& e : entries) wins += e.kernel != gemmlab::kPlannersEntry;
+  std::cout << "\ngemm-tune: " << entries.size() << " problem(s), " << wins
+            << " where a kernel or plan beat auto by more than " << margin_pct
+            << "% (the others: the planners'); "
+            << j["entries"].size() << " entries in " << table << "\n";
   for (const TuneEntry& e : entries)
     std::cout << "  " << gemmlab::precision_name(e.dtype) << " " << e.trans << " "
               << shape_text(e.shape) << "  " << e.kernel << (e.plan.empty() ? "" : "[" + e.plan + "]")
