@@ -152,6 +152,13 @@ TEST(WgmmaSmallPlan, TilesAndSplitsCoverTheProblem) {
   EXPECT_TRUE(sp::auto_takes(2048, 1536, 1536, 1, kH100));   // 128 of them
   EXPECT_FALSE(sp::auto_takes(2048, 2048, 2048, 1, kH100));  // 176: wgmma/03's
   EXPECT_FALSE(sp::auto_takes(4096, 4096, 4096, 1, kH100));
+  // 16-bit rows short of two full tile rows that wgmma/03 would stream-k: wgmma/small's; two
+  // full rows, more tiles than SMs, or tf32 stay wgmma/03's.
+  EXPECT_TRUE(sp::auto_takes(200, 13824, 5120, 1, kH100));   // 108 tiles of 128 x 256
+  EXPECT_TRUE(sp::auto_takes(128, 28672, 8192, 1, kH100));   // 112
+  EXPECT_FALSE(sp::auto_takes(200, 13824, 5120, 1, kH100, /*tf32=*/true));
+  EXPECT_FALSE(sp::auto_takes(256, 14336, 4096, 1, kH100));  // 112, both rows full
+  EXPECT_FALSE(sp::auto_takes(200, 28672, 8192, 1, kH100));  // 224
   EXPECT_FALSE(sp::auto_takes(1024, 1024, 1024, 8, kH100));  // 256 tiles of 128 x 256 in all
   EXPECT_TRUE(sp::auto_takes(128, 128, 4096, 32, kH100));     // a batch of 32 small entries
   // The deep 64 x 64 tile (index 9): one warpgroup, 12 stages in one CTA per SM, within the SM's

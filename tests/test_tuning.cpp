@@ -73,15 +73,26 @@ TEST(Tuning, LookupTakesTheEntryMeasuredNearest) {
   EXPECT_EQ(find_tuning(table, 4, "GPU A", 132, p), &table[0]);
   p.m = p.n = p.k = 800;
   EXPECT_EQ(find_tuning(table, 4, "GPU A", 132, p), &table[1]);
-  p.k = 520;  // m, n a little nearer 1024 (0.19 vs 0.23 each), k much nearer 768 (0.56 vs 0.98)
+  p.k = 600;  // m, n a little nearer 1024 (0.19 vs 0.23 each), k much nearer 768 (0.36 vs 0.77)
   p.m = p.n = 900;
   EXPECT_EQ(find_tuning(table, 4, "GPU A", 132, p), &table[1]);
   p.m = p.n = 1020;  // now m, n outweigh it (0.01 vs 0.41 each)
   EXPECT_EQ(find_tuning(table, 4, "GPU A", 132, p), &table[0]);
+  p.k = 520;  // 1.35 from 1024, 1.02 from 768: too far from both
+  p.m = p.n = 900;
+  EXPECT_EQ(find_tuning(table, 2, "GPU A", 132, p), nullptr);
   p.m = p.n = p.k = 1536;  // the shapeless entry is at gap 0 from anything: the first of equals
   EXPECT_EQ(find_tuning(table, 4, "GPU A", 132, p), &table[2]);
   p.m = p.n = p.k = 1100;
   EXPECT_EQ(find_tuning(table, 4, "GPU A", 132, p), &table[3]);
+  // Past a summed gap of kMaxTuningGap, no entry (the shapeless one aside).
+  const TuningEntry only_1536[] = {table[2]};
+  p.m = p.n = p.k = 2048;  // 3 x 0.415
+  EXPECT_EQ(find_tuning(only_1536, 1, "GPU A", 132, p), nullptr);
+  p.m = p.n = p.k = 1792;  // 3 x 0.222
+  EXPECT_EQ(find_tuning(only_1536, 1, "GPU A", 132, p), &only_1536[0]);
+  p.m = 2048, p.n = p.k = 1536;  // 0.415 in m alone
+  EXPECT_EQ(find_tuning(only_1536, 1, "GPU A", 132, p), &only_1536[0]);
 }
 
 // Every compiled-in entry names a registry kernel that takes its dtype, and a plan it offers, or

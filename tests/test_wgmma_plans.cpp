@@ -37,6 +37,36 @@ TEST(WgmmaPlan, PersistentGridAndStreamK) {
       }
 }
 
+// A partial last tile row or column is walked in the grouped order where it costs a whole tile
+// (rows past 64, columns past 8), and left to the end (heavy-first) where it is cheap.
+TEST(WgmmaPlan, CostlyPartialTilesStayInTheGroupedOrder) {
+  using wgmma_plan::tile_order;
+  EXPECT_EQ(tile_order(200, 28672).rows, 256) << "72 rows: both consumer warpgroups work";
+  EXPECT_EQ(tile_order(200, 28672).cols, 28672);
+  EXPECT_EQ(tile_order(192, 4096).rows, 256) << "a second row of tiles: B streamed once";
+  EXPECT_EQ(tile_order(129, 4096).rows, 256);
+  EXPECT_EQ(tile_order(320, 4096).rows, 320) << "64 rows past the full tiles: one warpgroup idles";
+  EXPECT_EQ(tile_order(4097, 4097).rows, 4097);
+  EXPECT_EQ(tile_order(4097, 4097).cols, 4097) << "one column: m64n8";
+  EXPECT_EQ(tile_order(4096, 4104).cols, 4104) << "8 columns: m64n8";
+  EXPECT_EQ(tile_order(4096, 4105).cols, 4352);
+  EXPECT_EQ(tile_order(3000, 3000).rows, 3000);
+  EXPECT_EQ(tile_order(3000, 3000).cols, 3072);
+  EXPECT_EQ(tile_order(2500, 2500).rows, 2560);
+  EXPECT_EQ(tile_order(128, 256).rows, 128);
+  EXPECT_EQ(tile_order(128, 256).cols, 256);
+  EXPECT_EQ(tile_order(1, 8).rows, 1);
+  // Whole tiles either way: the same tiles, only their order changes.
+  for (int64_t r : {1, 64, 65, 127, 128, 200, 1023, 2500})
+    for (int64_t c : {1, 8, 9, 255, 256, 3000}) {
+      const wgmma_plan::TileOrder o = tile_order(r, c);
+      EXPECT_EQ((o.rows + 127) / 128, (r + 127) / 128);
+      EXPECT_EQ((o.cols + 255) / 256, (c + 255) / 256);
+      EXPECT_GE(o.rows, r);
+      EXPECT_GE(o.cols, c);
+    }
+}
+
 TEST(WgmmaPlan, SmallDeepGridsRunStreamK) {
   // bf16 1024 x 1024 x 4096: 32 tiles, 64 k-blocks each -> 128 CTAs on an H100 (the GPU test
   // pins the same launch down).

@@ -21,13 +21,13 @@ const TuningEntry* find_tuning(const TuningEntry* table, size_t count, std::stri
     return measured > 0 ? std::fabs(std::log2(static_cast<double>(x) / measured)) : 0.0;
   };
   const TuningEntry* best = nullptr;
-  double best_gap = 0;
+  double best_gap = kMaxTuningGap;
   for (size_t i = 0; i < count; ++i) {
     const TuningEntry& e = table[i];
     if (e.precision == p.precision && e.op_a == p.op_a && e.op_b == p.op_b && e.m_class == mc &&
         e.n_class == nc && e.k_class == kc && e.sms == sms && device == e.device) {
       const double g = gap(p.m, e.m) + gap(p.n, e.n) + gap(p.k, e.k);
-      if (!best || g < best_gap) best = &e, best_gap = g;
+      if (g < best_gap || (!best && g <= best_gap)) best = &e, best_gap = g;
     }
   }
   return best;

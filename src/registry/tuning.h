@@ -35,7 +35,10 @@ struct TuningEntry {
 // The entry of table[0, count) for p on a device called `device` with `sms` multiprocessors, or
 // null: single problems (batch 1) only. Among the entries of p's class (several where gemm-tune
 // measured several shapes of it: 768^3 and 1024^3), the one measured nearest p: the least sum of
-// |log2(p's extent / the entry's)| over m, n and k; the first of equals.
+// |log2(p's extent / the entry's)| over m, n and k (the first of equals), if that sum is at most
+// kMaxTuningGap; farther off, the planners decide (fp32 2048^3 ran 10% slower on 1536^3's entry,
+// a gap of 1.25, than on the planner's own pick).
+constexpr double kMaxTuningGap = 1.0;
 const TuningEntry* find_tuning(const TuningEntry* table, size_t count, std::string_view device,
                                int sms, const GemmProblem& p);
 

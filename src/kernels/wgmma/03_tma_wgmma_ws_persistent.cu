@@ -199,8 +199,8 @@ __global__ void __launch_bounds__(kThreads, 1)
                          const __grid_constant__ CUtensorMap map_a_edge,
                          const __grid_constant__ CUtensorMap map_b_edge,
                          const __grid_constant__ CUtensorMap map_d, Epilogue ep, int k,
-                         int rows, int cols, Batch batch, StreamK sk, SplitWorkspace ws,
-                         int* tile_counter) {
+                         int rows, int cols, wgmma_plan::TileOrder order, Batch batch,
+                         StreamK sk, SplitWorkspace ws, int* tile_counter) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using TileT = Tile<T, kAK, kBK>;
   extern __shared__ uint8_t smem_raw[];
@@ -224,8 +224,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int tiles = entry_tiles * batch.count;
   const auto tile_at = [&](int tile) {
     const int entry = tile / entry_tiles;
-    return BatchTile{entry, tile_heavy_first(tile - entry * entry_tiles, kBM, kBN, rows, cols,
-                                             kGroupRows)};
+    return BatchTile{entry, tile_heavy_first(tile - entry * entry_tiles, kBM, kBN, order.rows,
+                                             order.cols, kGroupRows)};
   };
   if (threadIdx.x == 0) {
     prefetch_tensor_map(&map_a);
@@ -394,10 +394,11 @@ cudaError_t launch_typed(const GemmProblem& p, const PreparedOperands& ops) {
   }
   const Batch batch{static_cast<int>(p.batch), ops.a.batched() ? 1 : 0, ops.b.batched() ? 1 : 0,
                     p.stride_c, p.stride_d};
+  const wgmma_plan::TileOrder order = wgmma_plan::tile_order(ops.a.mn, ops.b.mn);
   e = launch_kernel(kern, dim3(static_cast<unsigned>(pl.ctas)), kThreads, smem, p.stream, map_a,
                     map_b, map_a_edge, map_b_edge, map_d, make_epilogue(p), static_cast<int>(p.k),
-                    static_cast<int>(ops.a.mn), static_cast<int>(ops.b.mn), batch, pl.sk, ws,
-                    counter);
+                    static_cast<int>(ops.a.mn), static_cast<int>(ops.b.mn), order, batch, pl.sk,
+                    ws, counter);
   const cudaError_t ef = workspace_free(ws.partials, p.stream);  // after the kernel
   const cudaError_t ec = counter ? workspace_free(counter, p.stream) : cudaSuccess;
   return e != cudaSuccess ? e : ef != cudaSuccess ? ef : ec;

@@ -50,6 +50,13 @@ bool half_precision(Precision p) { return p == Precision::BF16 || p == Precision
 
 }  // namespace
 
+TileOrder tile_order(int64_t rows, int64_t cols) {
+  const bool whole_rows = rows % kBM > 64 || (rows > kBM && rows <= 2 * kBM);
+  const int64_t r = whole_rows && rows % kBM != 0 ? rows + (kBM - rows % kBM) : rows;
+  const int64_t c = cols % kBN > 8 ? cols + (kBN - cols % kBN) : cols;
+  return {static_cast<int>(r), static_cast<int>(c)};
+}
+
 PersistentPlan plan_persistent(int64_t rows, int64_t cols, int64_t k, Precision p,
                                const DeviceDesc& dev, int64_t batch) {
   PersistentPlan pl{};
@@ -279,14 +286,21 @@ int max_groups(Precision p, bool skinny, bool plain_fp32_d) {
   return p != Precision::TF32 && !skinny && plain_fp32_d ? 3 : 2;
 }
 
-bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc& dev) {
+bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc& dev,
+                bool tf32) {
   // From half the SMs' worth of 128 x 256 tiles wgmma/03's persistent tiles win, unless one
   // wave of wgmma/small's 128 x 192 tiles holds the problem (measured: docs/history.md,
-  // wgmma/small).
+  // wgmma/small), or, 16-bit, wgmma/03 would run stream-k over rows of C short of two full tile
+  // rows: the runs of a partial second row read its B tiles at other depths than the first row's,
+  // B twice from HBM, and one row (128 x 28672 x 8192) streams no faster (bf16 NT, us, wgmma/03
+  // against wgmma/small: 200 x 13824 x 5120 121.8 / 72.3, 255 x 13824 x 5120 127.0 / 65.9,
+  // 128 x 28672 x 8192 191.4 / 168.1; with two full rows, 256 x 14336 x 4096, wgmma/03 still
+  // wins: 53.5 / 55.4, and tf32 keeps it: 200 x 13824 x 5120 NN 115.5 / 183.4).
+  const int64_t t256 = ((m + 127) / 128) * ((n + 255) / 256);
   const int64_t t192 = std::min(((m + 191) / 192) * ((n + 127) / 128),
                                 ((n + 191) / 192) * ((m + 127) / 128));
-  if (2 * ((m + 127) / 128) * ((n + 255) / 256) * batch > dev.sms && t192 * batch > dev.sms)
-    return false;
+  const bool rows_streamed = !tf32 && m < 256 && t256 * batch < dev.sms;
+  if (2 * t256 * batch > dev.sms && t192 * batch > dev.sms && !rows_streamed) return false;
   // Deep K over a C of 256 x 256 or more: wgmma/split_k's slices (docs/history.md, wgmma/small).
   return k < 32768 || m * n < 256 * 256;
 }

@@ -26,6 +26,18 @@ int k_blocks_of(int64_t k, Precision p);
 // one row of tiles (rows <= kBM, bound by streaming B) on at most half the SMs with k >= 1024.
 bool stream_k_pays(int64_t tiles, int64_t k, int ctas, int64_t rows = 1 << 30);
 
+// The extents wgmma/03's tile order walks (tile_schedule.h: tile_heavy_first, which issues the
+// partial last tile row and column after the full tiles, as cheap ones). In this kernel a partial
+// tile costs a whole one unless its rows leave the second consumer warpgroup idle (<= 64 rows
+// past the last full tile row) or its columns take m64n8 (<= 8); a costly partial row or column
+// is walked as if whole, in the grouped order, and so is any partial second row (129..255 rows:
+// each B tile's two row tiles run together, B streamed once). Otherwise M = 200 against a weight
+// larger than L2 ran the second tile row after the whole first one and read B twice from HBM.
+struct TileOrder {
+  int rows, cols;
+};
+TileOrder tile_order(int64_t rows, int64_t cols);
+
 struct PersistentPlan {
   TileGrid grid;  // tiles of the kernel's rows x cols (n x m when it runs swapped), one entry
   int tiles;      // tiles of the whole batch: grid's times the entries
@@ -211,7 +223,9 @@ int max_groups(Precision p, bool skinny, bool plain_fp32_d);
 // `auto`: 16-bit problems whose 128 x 256 tiles (wgmma/03's), over all batch entries, fill at
 // most half the SMs, or whose 128 x 192 tiles fill one wave; but for K >= 32768 over a C of
 // 256 x 256 or more (wgmma/split_k's).
-bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc& dev);
+// tf32: whether the inputs are tf32 (the rows-streamed rule below is 16-bit only).
+bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc& dev,
+                bool tf32 = false);
 
 }  // namespace wgmma_small_plan
 

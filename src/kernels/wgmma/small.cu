@@ -101,7 +101,10 @@ int variants(const GemmProblem& p, PlanChoice* out, int max) {
 
 // Ahead of wgmma/split_k (220) and wgmma/03 (200), behind wgmma/decode (260) and gemv/mma (250).
 int auto_priority(const GemmProblem& p) {
-  return sp::auto_takes(p.m, p.n, p.k, p.batch, current_device_desc()) ? 240 : 0;
+  return sp::auto_takes(p.m, p.n, p.k, p.batch, current_device_desc(),
+                        p.precision == Precision::TF32)
+             ? 240
+             : 0;
 }
 
 }  // namespace
