@@ -41,8 +41,16 @@ TEST(BenchCli, Suites) {
   EXPECT_EQ(o.trans[1].second, gemmlab::Op::T);
   Options all;
   ASSERT_EQ(parse({"--suite", "all", "--trans", "NN"}, &all, &msg), -1) << msg;
-  EXPECT_EQ(all.sizes.size(), 36u + 8u + 12u + 7u + 2u);
+  EXPECT_EQ(all.sizes.size(), 36u + 8u + 12u + 7u + 2u + 40u);
   EXPECT_EQ(all.trans.size(), 1u) << "--trans given wins over the suite's";
+  Options odd;  // ragged token counts against framework weights: NT alone
+  ASSERT_EQ(parse({"--suite", "odd-m"}, &odd, &msg), -1) << msg;
+  ASSERT_EQ(odd.sizes.size(), 40u);
+  EXPECT_EQ(odd.sizes.front().m, 3);
+  EXPECT_EQ(odd.sizes.back().m, 500);
+  EXPECT_EQ(odd.sizes.back().n, 13824);
+  ASSERT_EQ(odd.trans.size(), 1u);
+  EXPECT_EQ(odd.trans[0].second, gemmlab::Op::T);
   Options bad;
   EXPECT_EQ(parse({"--suite", "nope"}, &bad, &msg), 2);
   EXPECT_NE(msg.find("unknown suite"), std::string::npos);

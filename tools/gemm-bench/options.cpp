@@ -55,7 +55,7 @@ bool suite_shapes(const std::string& name, std::vector<Shape>* shapes,
                   std::vector<std::string>* trans) {
   const bool all = name == "all";
   if (!all && name != "decode" && name != "small" && name != "deep-k" && name != "skinny" &&
-      name != "large")
+      name != "large" && name != "odd-m")
     return false;
   *trans = {"NN"};
   if (all || name == "decode") {  // weights N x K in frameworks: op(B) = B^T, hence NT too
@@ -74,6 +74,15 @@ bool suite_shapes(const std::string& name, std::vector<Shape>* shapes,
     for (int64_t n : {1, 2, 4, 8, 16, 32, 64}) shapes->push_back({8192, n, 8192});
   if (all || name == "large")
     for (int64_t s : {4096, 4097}) shapes->push_back({s, s, s});
+  // Token counts off the powers of two (a serving batch, a prefill chunk) against framework
+  // weights (op(B) = B^T): where a planner's rule keyed to 64 / 128 / 256 rows meets a ragged M.
+  if (all || name == "odd-m") {
+    for (int64_t m : {3, 12, 24, 48, 96, 100, 160, 200, 320, 500})
+      for (auto [n, k] : {std::pair<int64_t, int64_t>{4096, 4096}, {14336, 4096}, {4096, 14336},
+                          {13824, 5120}})
+        shapes->push_back({m, n, k});
+    if (!all) *trans = {"NT"};
+  }
   return true;
 }
 
@@ -96,7 +105,7 @@ int parse_options(int argc, const char* const* argv, Options* out, std::string* 
                  "strided batch of B entries (64:512, 32:128x128x4096)")
       ->delimiter(',');
   app.add_option("--suite", out->suite,
-                 "a shape suite instead of --sizes: decode, small, deep-k, skinny, large, all");
+                 "a shape suite instead of --sizes: decode, small, deep-k, skinny, large, odd-m, all");
   app.add_option("--dtype,-d", dtypes, "precisions: fp32,tf32,bf16,fp16 (default all)")->delimiter(',');
   app.add_option("--trans,-t", trans, "op(A)op(B) combinations: NN,NT,TN,TT (default NN)")->delimiter(',');
   app.add_option("--out-dtype", out_dtypes,
@@ -157,7 +166,7 @@ int parse_options(int argc, const char* const* argv, Options* out, std::string* 
     std::vector<std::string> suite_trans;
     if (!suite_shapes(out->suite, &out->sizes, &suite_trans)) {
       *message = "gemm-bench: unknown suite '" + out->suite +
-                 "' (decode, small, deep-k, skinny, large, all)";
+                 "' (decode, small, deep-k, skinny, large, odd-m, all)";
       return 2;
     }
     if (trans.empty()) trans = suite_trans;
