@@ -273,15 +273,17 @@ TEST(LargeShapes, SgemmGroupedSplitSums) {
   }
 }
 
-// The Hopper kernels pad the rows of a 16-bit MN-major operand to 128 bytes when its rows are
-// only 16-byte aligned and the GEMM is large enough (wgmma/host.cu, worth_padding): 3000^3 takes
-// that path for B in NN and for A in TN. The small shapes above never do.
+// The Hopper kernels pad the rows of a 16-bit MN-major operand, and of a K-major B, to 128 bytes
+// when its rows are only 16-byte aligned and the GEMM is large enough (wgmma/host.cu,
+// worth_padding): 3000^3 takes that path for B in NN, NT and TT and for A in TN and TT (a K-major
+// A in NN and NT keeps its rows). The small shapes above never do.
 TEST(LargeShapes, Wgmma03PaddedRows) {
   GEMMLAB_REQUIRE_SM90();  // wgmma/03
   for (Precision prec : {Precision::BF16, Precision::FP16})
     for (Op a : {Op::N, Op::T})
-      check_kernel({prec, {3000, 3000, 3000}, a, Op::N, 0, a == Op::N},
-                   "wgmma/03_tma_wgmma_ws_persistent");
+      for (Op b : {Op::N, Op::T})
+        check_kernel({prec, {3000, 3000, 3000}, a, b, 0, a == b},
+                     "wgmma/03_tma_wgmma_ws_persistent");
 }
 
 // wgmma/03 runs small deep grids stream-k (a tile's k-blocks spread over several CTAs, their

@@ -195,5 +195,23 @@ TEST(WgmmaPlan, SplitKSlicesCoverTheDepthInOneWave) {
   EXPECT_FALSE(wgmma_plan::split_k_pays(128, 128, 131072, 2, kH100)) << "a batch";
 }
 
+// Padding 16-byte-aligned rows to 128 bytes (wgmma/host.cu): 16-bit only, where the copy is a
+// small share of the GEMM: 0.3 for an MN-major operand, 0.5 for a K-major B.
+TEST(WgmmaPlan, RowPaddingPaysOnlyAgainstALargeGemm) {
+  using wgmma_plan::padding_pays;
+  const Precision bf = Precision::BF16;
+  EXPECT_TRUE(padding_pays(bf, 3000, 3000, 3000, 3000 * 3000, false));
+  EXPECT_TRUE(padding_pays(bf, 3000, 3000, 3000, 3000 * 3000, true));
+  EXPECT_TRUE(padding_pays(Precision::FP16, 5000, 5000, 5000, 5000 * 5000, true));
+  // 2048 x 2048 x 3000: a copy of B is ~0.31 of the GEMM: a K-major B only.
+  EXPECT_FALSE(padding_pays(bf, 2048, 2048, 3000, 3000 * 2048, false));
+  EXPECT_TRUE(padding_pays(bf, 2048, 2048, 3000, 3000 * 2048, true));
+  // Decode rows never: the weight's copy would cost more than its GEMV.
+  EXPECT_FALSE(padding_pays(bf, 16, 4104, 4104, 4104 * 4104, true));
+  EXPECT_FALSE(padding_pays(bf, 512, 4104, 4104, 4104 * 4104, true));
+  EXPECT_FALSE(padding_pays(Precision::TF32, 5000, 5000, 5000, 5000 * 5000, true));
+  EXPECT_FALSE(padding_pays(Precision::FP32, 5000, 5000, 5000, 5000 * 5000, false));
+}
+
 }  // namespace
 }  // namespace gemmlab

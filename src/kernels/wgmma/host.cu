@@ -1,6 +1,8 @@
 // Host side of the sm_90a kernels (see sm90_host.h): tensor maps, and the operand packing plan (the copies themselves: aligned_rows.h).
 #include "kernels/wgmma/host.h"
 
+#include "kernels/wgmma/plan.h"
+
 #include "runtime/aligned_rows.h"
 #include "runtime/workspace.h"
 
@@ -44,10 +46,12 @@ struct Plan {
 
 // force_k_major: the operand must end up K-major (tf32 B, or any tf32 operand without the
 // register-A path), transposing it while packing if it is stored MN-major. pad_rows: pack an
-// MN-major operand whose rows are 16-byte but not 128-byte aligned (see worth_padding).
+// operand whose rows are 16-byte but not 128-byte aligned (wgmma_plan::padding_pays); pad_k_major:
+// a K-major one too, else only an MN-major one.
 // batch/stride: the operand's batch entries (stride 0: one matrix for all of them).
 Plan plan_operand(const void* ptr, int64_t ld, bool k_major, int64_t mn, int64_t k, Precision prec,
-                  bool force_k_major, bool pad_rows, int64_t batch, int64_t stride) {
+                  bool force_k_major, bool pad_rows, bool pad_k_major, int64_t batch,
+                  int64_t stride) {
   Plan pl;
   const int64_t eb = input_bytes(prec);
   pl.in_place = {ptr, ld, mn, k, k_major, batch, stride};
@@ -60,7 +64,8 @@ Plan plan_operand(const void* ptr, int64_t ld, bool k_major, int64_t mn, int64_t
   const bool aligned = reinterpret_cast<uintptr_t>(ptr) % 16 == 0 && (ld * eb) % 16 == 0 &&
                        (!batched || (stride * eb) % 16 == 0);
   const bool lines = reinterpret_cast<uintptr_t>(ptr) % 128 == 0 && (ld * eb) % 128 == 0;
-  if (aligned && (k_major || !force_k_major) && (k_major || lines || !pad_rows)) return pl;
+  if (aligned && (k_major || !force_k_major) && ((k_major && !pad_k_major) || lines || !pad_rows))
+    return pl;
   pl.pack = true;
   pl.transpose = !k_major && force_k_major;
   const bool out_k_major = k_major || pl.transpose;
@@ -116,27 +121,16 @@ Layout layout_of(const GemmProblem& p, Tf32Mn tf32) {
   return l;
 }
 
-// A 16-bit MN-major operand (B in NN, A in TN) whose rows are not 128-byte aligned makes every
-// 128-byte TMA box row straddle two cache lines, and the kernel slows down far more than the
-// extra sectors suggest: bf16 NN 3000^3 ran at 334 TFLOP/s against 500 for 3008^3 and
-// 3000 x 3000 x 2048 at 369, while a K-major A with the same rows (2048 x 2048 x 3000) kept 99% of
-// cuBLAS (H100). Padding its rows to 128 bytes costs a read and a write of it; worth
-// it when that is well under the GEMM's own time (~600 TFLOP/s). tf32 is not affected (its NN
-// runs swapped, both operands K-major).
-bool worth_padding(const GemmProblem& p, int64_t rows, int64_t cols) {
-  if (p.precision != Precision::BF16 && p.precision != Precision::FP16) return false;
-  const double copy_s = 2.0 * 2.0 * static_cast<double>(rows) * cols / 2.5e12 + 3e-6;
-  const double gemm_s = 2.0 * static_cast<double>(p.m) * p.n * p.k / 600e12;
-  return copy_s < 0.3 * gemm_s;
-}
-
 Plan plan_a(const GemmProblem& p, const Layout& l) {
   return plan_operand(p.A, p.lda, p.op_a == Op::N, p.m, p.k, p.precision, l.force_a,
-                      worth_padding(p, p.k, p.m), p.batch, p.stride_a);
+                      wgmma_plan::padding_pays(p.precision, p.m, p.n, p.k, p.k * p.m, false),
+                      false, p.batch, p.stride_a);
 }
 Plan plan_b(const GemmProblem& p, const Layout& l) {
   return plan_operand(p.B, p.ldb, p.op_b == Op::T, p.n, p.k, p.precision, l.force_b,
-                      worth_padding(p, p.k, p.n), p.batch, p.stride_b);
+                      wgmma_plan::padding_pays(p.precision, p.m, p.n, p.k, p.k * p.n,
+                                               p.op_b == Op::T),
+                      true, p.batch, p.stride_b);
 }
 
 }  // namespace

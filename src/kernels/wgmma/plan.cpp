@@ -114,6 +114,17 @@ bool split_k_pays(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDe
   return batch == 1 && k >= 8192 && 2 * tiles_of(m, n) <= dev.sms;
 }
 
+// An MN-major operand whose 128-byte TMA box rows straddle two cache lines slows wgmma/03 far
+// more than the extra sectors suggest (bf16 NN 3000^3 334 TFLOP/s against 500 for 3008^3, H100),
+// and a K-major B more still (its boxes are the 256-row side: 2048 x 2048 x 3000 NT 387 against
+// 650 for NN, where the K-major A has the same rows); a K-major A keeps its rows.
+bool padding_pays(Precision p, int64_t m, int64_t n, int64_t k, int64_t elems, bool k_major_b) {
+  if (!half_precision(p)) return false;
+  const double copy_s = 2.0 * 2.0 * static_cast<double>(elems) / 2.5e12 + 3e-6;
+  const double gemm_s = 2.0 * static_cast<double>(m) * n * k / 600e12;
+  return copy_s < (k_major_b ? 0.5 : 0.3) * gemm_s;
+}
+
 }  // namespace wgmma_plan
 namespace wgmma_decode_plan {
 

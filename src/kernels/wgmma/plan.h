@@ -76,6 +76,13 @@ Slices plan_slices(int64_t m, int64_t n, int64_t k, Precision p, const DeviceDes
 // one entry, k >= 8192, at most half the SMs' worth of tiles.
 bool split_k_pays(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc& dev);
 
+// Whether to copy a 16-bit operand of `elems` elements whose rows are 16-byte but not 128-byte
+// aligned into rows padded to 128 bytes (wgmma/host.cu) before an m x n x k GEMM: the copy (a
+// read and a write) against the GEMM's own time at ~600 TFLOP/s, up to 0.3 of it for an MN-major
+// operand, 0.5 for a K-major B (k_major_b), which costs the kernel more (docs/history.md,
+// wgmma/03). tf32 never: its NN runs swapped, both operands K-major.
+bool padding_pays(Precision p, int64_t m, int64_t n, int64_t k, int64_t elems, bool k_major_b);
+
 }  // namespace wgmma_plan
 // The planner of wgmma/decode: 16-bit problems with few rows of C (M <= 256) computed swapped,
 // C^T = op(B)^T op(A)^T, so the rows of C (tokens) are wgmma's N (8 .. 256, the smallest power of
