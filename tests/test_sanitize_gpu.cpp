@@ -75,6 +75,7 @@ TEST(Sanitize, ScratchPaths) {
               {kFp32ProductionKernel, spec(P::FP32, 128, 128, 8192)},        // 64 splits, grouped sums
               {wgmma03, spec(P::BF16, 1024, 1024, 3072)},                    // stream-k
               {wgmma03, packed},                                             // packing
+              {wgmma03, spec(P::BF16, 2048, 2048, 1000, Op::N, Op::T)},      // K-major B padded
               {wgmma03, spec(P::TF32, 300, 300, 300, Op::T, Op::N)},         // tf32 transposed B
               {"gemv/small_m", spec(P::BF16, 1, 4096, 4096, Op::N, Op::T)},  // depth split, k-contig
               {"gemv/small_m", spec(P::FP32, 3, 300, 5000)},                 // n-contig, split

@@ -206,6 +206,8 @@ TEST(WgmmaPlan, RowPaddingPaysOnlyAgainstALargeGemm) {
   // 2048 x 2048 x 3000: a copy of B is ~0.31 of the GEMM: a K-major B only.
   EXPECT_FALSE(padding_pays(bf, 2048, 2048, 3000, 3000 * 2048, false));
   EXPECT_TRUE(padding_pays(bf, 2048, 2048, 3000, 3000 * 2048, true));
+  EXPECT_TRUE(padding_pays(bf, 2048, 2048, 1000, 1000 * 2048, true));  // Sanitize.ScratchPaths'
+  EXPECT_FALSE(padding_pays(bf, 2048, 1024, 1000, 1000 * 1024, true));
   // Decode rows never: the weight's copy would cost more than its GEMV.
   EXPECT_FALSE(padding_pays(bf, 16, 4104, 4104, 4104 * 4104, true));
   EXPECT_FALSE(padding_pays(bf, 512, 4104, 4104, 4104 * 4104, true));
