@@ -360,9 +360,8 @@ cudaError_t launch(const GemmProblem& problem) {
 // Hopper (docs/history.md, wgmma/small).
 // fp32 swapped (a skinny C) only up to 8 columns: from 16 on, simt/sgemm's thin tiles measured
 // faster (docs/history.md, "simt/sgemm"). So also fp32 rows: up to 8 (kAutoMaxRowsFp32); at 16,
-// simt/sgemm's 32 x 256 tiles ran 13-38% faster on all eight decode shapes (h100-decode, 07:22
-// UTC: 16 x 4096 x 4096 NT 54.2 vs 66.4 us, 16 x 8192 x 8192 NT 173.1 vs 233.0), where the table
-// did not already say so: 16 x 8192 x 28672 NT 582 vs 950 us (docs/history.md, gemv/small_m).
+// simt/sgemm's 32 x 256 tiles ran faster on every decode shape, and 1.6x faster on a weight the
+// table has no class for (16 x 8192 x 28672 NT: docs/history.md, gemv/small_m).
 constexpr int kAutoMaxRowsFp32 = 8;
 int auto_priority(const GemmProblem& p) {
   if (p.precision == Precision::FP32)
