@@ -239,7 +239,18 @@ __device__ __noinline__ void store_warp_acc_general(const Epilogue ep,
 template <int kMT, int kNT>
 __device__ __forceinline__ void store_warp_acc(const Epilogue& ep, const float (&acc)[kMT][kNT][4],
                                                int row0, int col0, int lane) {
-  if (!ep.plain) return store_warp_acc_general<kMT, kNT>(ep, acc, row0, col0, lane);
+  if (!ep.plain) {
+    // A copy made in the branch (see simt/warptile.cuh: store_tile): passed acc itself, the
+    // compiler stored it to local memory on the plain path too.
+    float spill[kMT][kNT][4];
+#pragma unroll
+    for (int i = 0; i < kMT; ++i)
+#pragma unroll
+      for (int j = 0; j < kNT; ++j)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) spill[i][j][q] = acc[i][j][q];
+    return store_warp_acc_general<kMT, kNT>(ep, spill, row0, col0, lane);
+  }
   const int g = lane / 4, t = lane % 4;
 #pragma unroll
   for (int i = 0; i < kMT; ++i)

@@ -207,7 +207,17 @@ struct WarpTile {
   // segment is misaligned or crosses n).
   static __device__ __forceinline__ void store_tile(const Epilogue& ep, int row0, int col0,
                                                     const Pos& p, const float (&acc)[8][kCols]) {
-    if (!ep.plain) return store_tile_general(ep, row0, col0, p, acc);
+    if (!ep.plain) {
+      // The call takes its accumulators from memory: a copy made here, in the branch. Passed
+      // acc itself, the compiler stored all of acc to local memory on every path, the plain one
+      // too (64 floats a thread, never read: 2x the DRAM writes of C at small K; history.md).
+      float spill[8][kCols];
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+#pragma unroll
+        for (int j = 0; j < kCols; ++j) spill[i][j] = acc[i][j];
+      return store_tile_general(ep, row0, col0, p, spill);
+    }
 #pragma unroll
     for (int s = 0; s < 2; ++s)
 #pragma unroll
