@@ -210,7 +210,7 @@ struct WarpTile {
     if (!ep.plain) {
       // The call takes its accumulators from memory: a copy made here, in the branch. Passed
       // acc itself, the compiler stored all of acc to local memory on every path, the plain one
-      // too (64 floats a thread, never read: 2x the DRAM writes of C at small K; history.md).
+      // too (never read there, and 2x the DRAM writes of C at small K: docs/history.md).
       float spill[8][kCols];
 #pragma unroll
       for (int i = 0; i < 8; ++i)
