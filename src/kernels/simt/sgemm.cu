@@ -28,9 +28,10 @@
 // run): 1025^3 30.9 TFLOP/s (101%), 4096^3 50.2 (97%), 4097^3 48.1 (108%), 8192^3 50.2 (97%);
 // decode 32 x 8192 x 8192 NN 31.3 (140%), 32 x 4096 x 14336 NN 29.7 (88%; h100-decode.md);
 // deep K 128 x 128 x 8192 15.0 (101%; 64% with each tile's last block summing the partials),
-// 128 x 128 x 131072 36.2 (94%; h100-suite-deep-k, 2026-11-25 06:15 UTC); 768^3 20.9 (85%;
-// h100-suite-small); thin outputs 8192 x 16 / 32 / 64 x 8192 NN 13.7 / 27.2 / 34.9 (92 / 91 /
-// 84%; h100-suite-skinny, 2026-11-25 00:02 UTC).
+// 128 x 128 x 131072 36.2 (94%; h100-suite-deep-k, 2026-11-25 06:15 UTC); 768^3 25.0 (102%),
+// 1024^3 33.1 (95%; h100-suite-small, 2026-11-26 21:48 UTC); thin outputs 8192 x 16 / 32 / 64 x
+// 8192 NN 14.4 / 28.3 / 36.5 (97 / 96 / 88%; h100-suite-skinny, same run); small K 8192 x 8192 x
+// 16 NN 17.4 (118%; docs/results/h100-simt-local-stores.txt, 2026-11-26 21:37 UTC).
 // History: docs/history.md.
 #include <algorithm>
 #include <type_traits>
