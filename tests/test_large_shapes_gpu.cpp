@@ -182,6 +182,40 @@ TEST(LargeShapes, WgmmaSmall192x96WritesAPlainD) {
   }
 }
 
+// wgmma/small's 128 x 320 tile (257..320 tokens in one tile: an m64n256 and an m64n64 wgmma per
+// k-step, a producer warpgroup and setmaxnreg): 320 and 300 tokens (a partial tile), the weight
+// K-major (NT) and MN-major (NN), K off the 64-deep stage, misaligned rows (packed), depth splits
+// summed in the kernel; a plain fp32 D from the registers, in place with beta, a bf16 D with a
+// bias and GELU through the staged drain, and a batch of 2 (one launch).
+TEST(LargeShapes, WgmmaSmall128x320) {
+  GEMMLAB_REQUIRE_GPU();
+  if (current_cc() < 90) GTEST_SKIP() << "wgmma/small needs sm_90a";
+  const KernelDesc* kd = find_kernel("wgmma/small");
+  ASSERT_NE(kd, nullptr);
+  for (int splits : {1, 3}) {
+    const ForcePlan force(PlanChoice{15, splits});
+    ExSpec plain;
+    plain.precision = Precision::BF16, plain.m = 320, plain.n = 1000, plain.k = 1000;
+    plain.op_b = Op::T, plain.seed = 330 + splits;
+    ExSpec odd = plain;
+    odd.precision = Precision::FP16, odd.m = 300, odd.op_b = Op::N, odd.k = 777, odd.pad_a = 3;
+    odd.pad_b = 5, odd.in_place = true, odd.beta = 0.5f, odd.seed = 340 + splits;
+    ExSpec fused = plain;
+    fused.m = 290, fused.n = 520, fused.bias = true, fused.bias_type = DType::BF16;
+    fused.act = Activation::GeluTanh, fused.d_type = DType::BF16, fused.pad_d = 8;
+    fused.seed = 350 + splits;
+    ExSpec batched = plain;
+    batched.m = 300, batched.n = 200, batched.k = 640, batched.batch = 2, batched.seed = 360 + splits;
+    for (const ExSpec& spec : {plain, odd, fused, batched}) {
+      ExProblem d(spec);
+      ASSERT_EQ(d.error(), "");
+      const LaunchConfig c = kd->config(d.problem());  // two consumer + one producer warpgroup
+      EXPECT_EQ(c.block.x, 384u) << describe(spec);
+      expect_correct(spec, "wgmma/small");
+    }
+  }
+}
+
 // wgmma/small: every (tile, splits) plan variant it offers gemm-tune computes the same product,
 // each checked against fp64 under its ForcePlan: tokens as C's rows (NN, aligned rows: a plain
 // fp32 D straight from the registers; tf32 with the weight K-major and MN-major, through

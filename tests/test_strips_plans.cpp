@@ -115,20 +115,24 @@ TEST(WgmmaSmallPlan, TilesAndSplitsCoverTheProblem) {
           for (bool xk : {true, false}) {
             SCOPED_TRACE(testing::Message() << tokens << "x" << weights << "x" << k << " xk=" << xk
                                             << " sms=" << dev.sms);
-            const dp::Plan p = sp::plan(tokens, weights, k, dev, true, xk);
+            const dp::Plan p = sp::plan(tokens, weights, k, dev, true, xk, 0, 0, 1, sp::kMaxTileTok);
+            EXPECT_LE(sp::plan(tokens, weights, k, dev, true, xk).tok, dp::kMaxM);
             EXPECT_GE(static_cast<int64_t>(p.ttiles) * p.tok, tokens);
             EXPECT_LT(static_cast<int64_t>(p.ttiles - 1) * p.tok, tokens);
             EXPECT_GE(static_cast<int64_t>(p.strips) * p.strip, weights);
             EXPECT_EQ(p.strip, 64 * p.groups);
-            if (!xk) EXPECT_EQ(p.tok % 64, 0);  // MN-major tokens: 64-wide chunks
+            if (!xk) EXPECT_EQ(p.tok % 64, 0);  // MN-major tokens: 64-wide chunks, at most 256
+            if (!xk) EXPECT_LE(p.tok, dp::kMaxM);
             EXPECT_GE(p.splits * p.kb_per_split, p.num_kb);
             EXPECT_LT((p.splits - 1) * p.kb_per_split, p.num_kb) << "an empty split";
             EXPECT_LE(p.splits, dp::kMaxSplits);
             EXPECT_EQ(sp::plan(tokens, weights, k, dev, false, xk).splits, 1);
             for (int t = 1; t <= sp::kTiles; ++t)
               for (int s : {1, 4}) {
-                const dp::Plan f = sp::plan(tokens, weights, k, dev, true, xk, t, s);
-                if (xk || sp::kTileTok[t - 1] % 64 == 0) EXPECT_EQ(f.tok, sp::kTileTok[t - 1]);
+                const dp::Plan f = sp::plan(tokens, weights, k, dev, true, xk, t, s, 1,
+                                            sp::kMaxTileTok);
+                const int tt = sp::kTileTok[t - 1];
+                if (xk || (tt % 64 == 0 && tt <= dp::kMaxM)) EXPECT_EQ(f.tok, tt);
                 EXPECT_EQ(f.splits, std::min(s, std::max(1, std::min(dp::kMaxSplits, f.num_kb / 2))));
                 EXPECT_LE(sp::cost(p, dev), sp::cost(f, dev) + 1e-9) << "not the cheapest";
               }
@@ -161,6 +165,30 @@ TEST(WgmmaSmallPlan, TilesAndSplitsCoverTheProblem) {
   EXPECT_FALSE(sp::auto_takes(200, 28672, 8192, 1, kH100));  // 224
   EXPECT_FALSE(sp::auto_takes(1024, 1024, 1024, 8, kH100));  // 256 tiles of 128 x 256 in all
   EXPECT_TRUE(sp::auto_takes(128, 128, 4096, 32, kH100));     // a batch of 32 small entries
+  // 257..320 rows as K-major tokens (16-bit, one entry): one row of 128 x 320 tiles.
+  EXPECT_FALSE(sp::auto_takes(320, 14336, 4096, 1, kH100));
+  EXPECT_TRUE(sp::auto_takes(320, 14336, 4096, 1, kH100, false, /*rows_k_major=*/true));
+  EXPECT_TRUE(sp::auto_takes(257, 13824, 5120, 1, kH100, false, true));
+  EXPECT_FALSE(sp::auto_takes(321, 14336, 4096, 1, kH100, false, true));
+  EXPECT_FALSE(sp::auto_takes(320, 14336, 4096, 1, kH100, /*tf32=*/true, true));
+  EXPECT_FALSE(sp::auto_takes(320, 14336, 4096, 4, kH100, false, true));
+  // The 128 x 320 tile (index 15): two warpgroups, 4 stages of 56 KB, a producer warpgroup
+  // (setmaxnreg) so the consumers may hold 160 accumulators; only within max_tile_tokens: 16-bit,
+  // K-major tokens as C's rows.
+  EXPECT_TRUE(sp::kTileTok[14] == 320 && sp::kTileGroups[14] == 2 && !sp::kTileDeep[14]);
+  EXPECT_EQ(dp::stages(320), 4);
+  EXPECT_EQ(dp::threads(320), 384);
+  EXPECT_EQ(dp::threads(256), 288);
+  EXPECT_LE(dp::smem_bytes(320), 227 * 1024);
+  EXPECT_EQ(sp::max_tile_tokens(Precision::BF16, false, true, true), 320);
+  EXPECT_EQ(sp::max_tile_tokens(Precision::FP16, false, true, false), 320);
+  EXPECT_EQ(sp::max_tile_tokens(Precision::BF16, true, true, true), 256);    // skinny
+  EXPECT_EQ(sp::max_tile_tokens(Precision::BF16, false, false, true), 256);  // MN-major tokens
+  EXPECT_EQ(sp::max_tile_tokens(Precision::TF32, false, true, true), 256);
+  const dp::Plan t320 = sp::plan(320, 14336, 4096, kH100, true, true, 0, 0, 1, sp::kMaxTileTok);
+  EXPECT_TRUE(t320.tok == 320 && t320.ttiles == 1 && t320.strips == 112) << t320.tok;
+  EXPECT_EQ(sp::plan(320, 14336, 4096, kH100, true, false, 15, 1, 1, sp::kMaxTileTok).tok % 64, 0);
+  EXPECT_LE(sp::plan(320, 14336, 4096, kH100, true, false, 15, 1, 1, sp::kMaxTileTok).tok, 256);
   // The deep 64 x 64 tile (index 9): one warpgroup, 12 stages in one CTA per SM, within the SM's
   // shared memory; the model prefers it where its CTAs fit one wave (128 x 4096 x 4096: 128
   // CTAs), not where they take two (256 x 4096 x 4096: 256).

@@ -198,7 +198,8 @@ namespace wgmma_small_plan {
 
 const char* const kTileNames[kTiles + 1] = {"64x8",    "64x16",   "64x32", "128x64", "128x128",
                                             "128x256", "64x64",   "128x192", "64x64d", "64x8d",
-                                            "64x16d",  "64x32d",  "64x128d", "192x96",  nullptr};
+                                            "64x16d",  "64x32d",  "64x128d", "192x96",  "128x320",
+                                            nullptr};
 
 Roles roles_of(int64_t m, int64_t n, bool a_k_major, bool b_k_major) {
   if (a_k_major) return {false, true, m, n};
@@ -276,7 +277,8 @@ dp::Plan plan(int64_t tokens, int64_t weights, int64_t k, const DeviceDesc& dev,
   dp::Plan best{};
   double best_cost = 0;
   for (int i = 0; i < kTiles; ++i) {
-    if ((tile > 0 && i != tile - 1) || (!xk && kTileTok[i] % 64 != 0) || kTileTok[i] > max_tok ||
+    if ((tile > 0 && i != tile - 1) || (!xk && (kTileTok[i] % 64 != 0 || kTileTok[i] > dp::kMaxM)) ||
+        kTileTok[i] > max_tok ||
         kTileGroups[i] > max_groups)
       continue;
     // Forced: that many splits, as far as the depth allows; else 1, 2, 4, ... of them.
@@ -298,7 +300,7 @@ int max_groups(Precision p, bool skinny, bool plain_fp32_d) {
 }
 
 bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc& dev,
-                bool tf32) {
+                bool tf32, bool rows_k_major) {
   // From half the SMs' worth of 128 x 256 tiles wgmma/03's persistent tiles win, unless one
   // wave of wgmma/small's 128 x 192 tiles holds the problem (measured: docs/history.md,
   // wgmma/small), or, 16-bit, wgmma/03 would run stream-k over rows of C short of two full tile
@@ -311,7 +313,11 @@ bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc
   const int64_t t192 = std::min(((m + 191) / 192) * ((n + 127) / 128),
                                 ((n + 191) / 192) * ((m + 127) / 128));
   const bool rows_streamed = !tf32 && m < 256 && t256 * batch < dev.sms;
-  if (2 * t256 * batch > dev.sms && t192 * batch > dev.sms && !rows_streamed) return false;
+  // 257..320 rows: wgmma/03 runs 2.5 tile rows, wgmma/small's 128 x 320 tiles one, each weight
+  // strip read once (docs/results/h100-wgmma-small-320.txt).
+  const bool one_row = !tf32 && rows_k_major && batch == 1 && m > 256 && m <= kMaxTileTok;
+  if (2 * t256 * batch > dev.sms && t192 * batch > dev.sms && !rows_streamed && !one_row)
+    return false;
   // Deep K over a C of 256 x 256 or more: wgmma/split_k's slices (docs/history.md, wgmma/small).
   return k < 32768 || m * n < 256 * 256;
 }

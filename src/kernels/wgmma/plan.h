@@ -137,7 +137,12 @@ int tokens(int64_t m, bool xk = true);
 constexpr int groups(int tok) { return tok >= 64 ? 2 : 1; }
 constexpr int stage_bytes(int tok, int g = 0) { return (g ? g : groups(tok)) * 8192 + tok * 128; }
 constexpr int stages(int tok, int g = 0, bool deep = false) {
-  const int budget = (g ? g : groups(tok)) >= 2 || deep ? 200 * 1024 : 110 * 1024;
+  // Tiles of 192 tokens or more on two warpgroups: up to 226 KB, within the SM's 227 (128 x 192:
+  // 5 stages; 128 x 320: 4 of 56 KB, with 3 it ran 30% slower). Smaller tiles keep 200 KB
+  // (128 x 128 with 7 stages lost 17% on a decode row). docs/results/h100-wgmma-small-320.txt.
+  const int budget = (g ? g : groups(tok)) >= 2 ? (tok >= 192 ? 226 * 1024 : 200 * 1024)
+                     : deep                     ? 200 * 1024
+                                                : 110 * 1024;
   const int cap = deep ? 16 : 8;
   const int s = budget / stage_bytes(tok, g);
   return s > cap ? cap : s < 2 ? 2 : s;
@@ -146,8 +151,13 @@ constexpr int smem_bytes(int tok, int g = 0, bool deep = false) {
   return stages(tok, g, deep) * stage_bytes(tok, g) + 1024 /* alignment */ +
          2 * stages(tok, g, deep) * 8;
 }
-// Consumers, then a producer warp.
-constexpr int threads(int tok, int g = 0) { return 128 * (g ? g : groups(tok)) + 32; }
+// Consumers, then a producer warp; or a producer warpgroup where the consumers need more than
+// the 168 registers a thread a CTA of 9 warps may have (3 warps on one SM sub-partition):
+// 320 tokens (160 accumulators), which setmaxnreg moves from the producer to the consumers.
+constexpr bool producer_warpgroup(int tok) { return tok > 256; }
+constexpr int threads(int tok, int g = 0) {
+  return 128 * (g ? g : groups(tok)) + (producer_warpgroup(tok) ? 128 : 32);
+}
 
 struct Plan {
   int tok, groups, strip;  // tokens per tile, consumer warpgroups, weight rows per tile (64 groups)
@@ -190,15 +200,23 @@ bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, bool a_k_major =
 namespace wgmma_small_plan {
 
 namespace dp = wgmma_decode_plan;
-constexpr int kTiles = 14;
+constexpr int kTiles = 15;
 // Tile index i: (64 kTileGroups[i]) x kTileTok[i] ("64x8" .. "128x256", then "64x64",
 // "128x192": bf16 1536^3 is 96 of those in one wave, where 128 x 256 makes 72 and 128 x 128 144,
 // "64x64d", "64x8d", "64x16d", "64x32d", "64x128d": one warpgroup with the deep ring of one
-// CTA per SM, dp::stages; and "192x96": three warpgroups, 1536^3 in 128 CTAs, K-major tokens).
-constexpr int kTileTok[kTiles] = {8, 16, 32, 64, 128, 256, 64, 192, 64, 8, 16, 32, 128, 96};
-constexpr int kTileGroups[kTiles] = {1, 1, 1, 2, 2, 2, 1, 2, 1, 1, 1, 1, 1, 3};
-constexpr bool kTileDeep[kTiles] = {false, false, false, false, false, false, false,
-                                    false, true,  true,  true,  true,  true,  false};
+// CTA per SM, dp::stages; "192x96": three warpgroups, 1536^3 in 128 CTAs, K-major tokens; and
+// "128x320": 257..320 tokens in one tile, so the weight is streamed once, 16-bit with the tokens
+// as C's rows (K-major), kMaxTileTok).
+constexpr int kTileTok[kTiles] = {8, 16, 32, 64, 128, 256, 64, 192, 64, 8, 16, 32, 128, 96, 320};
+constexpr int kTileGroups[kTiles] = {1, 1, 1, 2, 2, 2, 1, 2, 1, 1, 1, 1, 1, 3, 2};
+constexpr bool kTileDeep[kTiles] = {false, false, false, false, false, false, false, false,
+                                    true,  true,  true,  true,  true,  false, false};
+// The most tokens of a tile: 320 (two wgmmas per k-step, n256 + n64: stage_tile.cuh) where the
+// inputs are 16-bit and the tokens K-major C rows, else dp::max_tokens.
+constexpr int kMaxTileTok = 320;
+inline int max_tile_tokens(Precision p, bool skinny, bool xk, bool w_k_major) {
+  return p != Precision::TF32 && !skinny && xk ? kMaxTileTok : dp::max_tokens(p, w_k_major);
+}
 extern const char* const kTileNames[kTiles + 1];
 
 // Whether the tokens are C's rows (op(A) = A), and so whether they are K-major.
@@ -213,9 +231,9 @@ Roles roles_of(int64_t m, int64_t n, bool a_k_major, bool b_k_major);
 double cost(const dp::Plan& p, const DeviceDesc& dev);
 
 // tile (1-based into kTileTok; 0: the model's) and splits (0: the model's) are plan variants.
-// xk false (MN-major tokens): tiles of 64 tokens or more. scratch false: no depth split.
+// xk false (MN-major tokens): tiles of 64 to 256 tokens. scratch false: no depth split.
 // entries: a strided batch's (one launch; its CTAs count with the others in the model).
-// max_tok: tiles of at most that many tokens (dp::max_tokens). max_groups: tiles of at most that
+// max_tok: tiles of at most that many tokens (max_tile_tokens). max_groups: tiles of at most that
 // many warpgroups (2 keeps out 192 x 96, whose store of a 16-bit D, a bias or an activation goes
 // element by element, and which measured slower in tf32: docs/history.md, wgmma/small).
 dp::Plan plan(int64_t tokens, int64_t weights, int64_t k, const DeviceDesc& dev, bool scratch,
@@ -230,9 +248,10 @@ int max_groups(Precision p, bool skinny, bool plain_fp32_d);
 // `auto`: 16-bit problems whose 128 x 256 tiles (wgmma/03's), over all batch entries, fill at
 // most half the SMs, or whose 128 x 192 tiles fill one wave; but for K >= 32768 over a C of
 // 256 x 256 or more (wgmma/split_k's).
-// tf32: whether the inputs are tf32 (the rows-streamed rule below is 16-bit only).
+// tf32: whether the inputs are tf32 (the rows-streamed rule below is 16-bit only). rows_k_major:
+// op(A) = A, so 257..320 rows of C fit one 128 x 320 tile (16-bit, one entry): taken too.
 bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc& dev,
-                bool tf32 = false);
+                bool tf32 = false, bool rows_k_major = false);
 
 }  // namespace wgmma_small_plan
 

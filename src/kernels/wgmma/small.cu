@@ -14,7 +14,9 @@
 // 64 x 128 on one warpgroup with an 8-stage ring: one m64n128 wgmma per k-step reads its stage
 // where 128 x 64 takes two of n64, each reading its own rows and the same tokens, so a quarter
 // fewer shared-memory bytes per flop for the same CTA count; and 192 x 96 on three warpgroups,
-// 1536^3 in 128 CTAs where 128 x 192 makes 96, for a 16-bit plain fp32 D only), the
+// 1536^3 in 128 CTAs where 128 x 192 makes 96, for a 16-bit plain fp32 D only; and 128 x 320
+// for 257..320 tokens as C's rows, 16-bit: two wgmmas per k-step, a producer warpgroup and
+// setmaxnreg for its 160 accumulators, so the weight is streamed once), the
 // tokens being C's rows (op(A) = A) or columns, split in depth where the tiles leave SMs idle;
 // the splits of a tile sum their partials in a fixed order inside the kernel (no second launch,
 // deterministic); a strided batch is one launch (an entry per grid row, 3-D tensor maps). tf32
@@ -24,7 +26,8 @@
 // wgmma_small_plan); every (tile, splits) pair is a plan variant that gemm-tune measures.
 // Seed: beyond the seeds (issue: small squares and deep K).
 // Measured (H100, cuBLAS in the same run, 2026-11-25 04:39 UTC, docs/results/h100-suite-small):
-// small suite bf16 0.99x (1536^3 94%), tf32 1.13x. docs/history.md, wgmma/small.
+// small suite bf16 0.99x (1536^3 94%), tf32 1.13x; 128 x 320 (2026-11-26 23:33 UTC): bf16
+// 320 x 14336 x 4096 NT 448 -> 582 TFLOP/s (74% -> 96%). docs/history.md, wgmma/small.
 #include "kernels/common/gemm_common.cuh"
 #include "kernels/wgmma/plan.h"
 #include "kernels/wgmma/strips.h"
@@ -43,7 +46,9 @@ sp::Roles roles_of(const GemmProblem& p) {
 
 // The most tokens per tile: the weight is op(B)^T (op(A) when skinny, 16-bit only).
 int max_tok(const GemmProblem& p) {
-  return dp::max_tokens(p.precision, roles_of(p).skinny ? p.op_a == Op::N : p.op_b == Op::T);
+  const sp::Roles r = roles_of(p);
+  return sp::max_tile_tokens(p.precision, r.skinny, r.xk,
+                             r.skinny ? p.op_a == Op::N : p.op_b == Op::T);
 }
 
 int max_groups(const GemmProblem& p) {
@@ -102,7 +107,7 @@ int variants(const GemmProblem& p, PlanChoice* out, int max) {
 // Ahead of wgmma/split_k (220) and wgmma/03 (200), behind wgmma/decode (260) and gemv/mma (250).
 int auto_priority(const GemmProblem& p) {
   return sp::auto_takes(p.m, p.n, p.k, p.batch, current_device_desc(),
-                        p.precision == Precision::TF32)
+                        p.precision == Precision::TF32, p.op_a == Op::N)
              ? 240
              : 0;
 }

@@ -30,11 +30,17 @@ struct StageTile {
   static_assert(!kTf32 || kBKMajor, "tf32 wgmma reads B K-major only (A may come from registers)");
   // B may be narrower than 64 (8, 16, 32: wgmma/decode's tokens) or not a multiple of it (96:
   // wgmma/small's 192 x 96) where it is K-major: a box of kBN rows of 128 bytes, whole swizzle
-  // atoms of 8 rows.
-  static_assert(kBM % 64 == 0 && kBM <= 256 && kBN <= 256 &&
-                    (kBN % 64 == 0 ||
-                     (kBKMajor && (kBN == 8 || kBN == 16 || kBN == 32 || kBN == 96))),
+  // atoms of 8 rows. Or wider than one wgmma's N where it is K-major (320: wgmma/small's
+  // 128 x 320, 16-bit): two TMA boxes of kBN / 2 rows (a box has at most 256), and per k-step
+  // an m64n256 wgmma on accumulators [0, 128) and an m64n64 on [128, 160), which together hold
+  // the fragment of one m64n320 (column 8j + 2t + (q & 1) in d[4j + q] either way).
+  static_assert(kBM % 64 == 0 && kBM <= 256 &&
+                    ((kBN % 64 == 0 && kBN <= 256) ||
+                     (kBKMajor && (kBN == 8 || kBN == 16 || kBN == 32 || kBN == 96 ||
+                                   (kBN == 320 && !kTf32)))),
                 "tile shape");
+  static constexpr bool kTwoWgmmas = kBN > 256;
+  static constexpr int kBBox = kTwoWgmmas ? kBN / 2 : kBN;  // B's TMA box rows (K-major)
   static constexpr int kBK = 128 / static_cast<int>(sizeof(T));  // K per stage
   static constexpr int kKStep = kTf32 ? 8 : 16;                    // K per wgmma
   static constexpr int kKSteps = kBK / kKStep;                     // 4
@@ -62,7 +68,9 @@ struct StageTile {
                                 int k0, int z) {
     uint8_t* b = stage + kABytes;
     if constexpr (kBKMajor) {
-      tma_load_3d(b, map, bar, k0, n0, z);
+#pragma unroll
+      for (int i = 0; i < kBN / kBBox; ++i)  // (kBBox * 128 bytes: whole 1 KB swizzle atoms)
+        tma_load_3d(b + i * kBBox * 128, map, bar, k0, n0 + i * kBBox, z);
     } else {
 #pragma unroll
       for (int c = 0; c < kBN / kMNChunk; ++c)
@@ -108,6 +116,14 @@ struct StageTile {
         wgmma_tf32<kNarrow ? 8 : kBN>(d, da, db, scale_d);
       } else if constexpr (kNarrow) {
         wgmma_m64n8k16<kHalf, !kAKMajor, !kBKMajor>(d, da, db, scale_d);
+      } else if constexpr (kTwoWgmmas) {
+        // Every wgmma of the kernel on the same two register groups (ptxas serializes them
+        // otherwise: docs/history.md, wgmma/03).
+        const uint64_t db2 = make_smem_desc(b_addr + 256 * 128 + kk * b_step, 16, 1024);
+        wgmma_m64nNk16<kHalf, !kAKMajor, false, 256>(*reinterpret_cast<float(*)[128]>(&d[0]),
+                                                     da, db, scale_d);
+        wgmma_m64nNk16<kHalf, !kAKMajor, false, kBN - 256>(
+            *reinterpret_cast<float(*)[kBN / 2 - 128]>(&d[128]), da, db2, scale_d);
       } else {
         if constexpr (kBN == 8) wgmma_m64n8k16<kHalf, !kAKMajor, !kBKMajor>(d, da, db, scale_d);
         else wgmma_m64nNk16<kHalf, !kAKMajor, !kBKMajor, kBN>(d, da, db, scale_d);

@@ -194,11 +194,17 @@ __global__ void __launch_bounds__(dp::threads(kTok, kG), 1)
   }
   __syncthreads();
 
-  if (warp == 4 * S::kGroups) {  // ---- producer warp: one thread issues the TMA loads ----
-    if (threadIdx.x % 32 == 0)
+  if (warp >= 4 * S::kGroups) {  // ---- producer warp: one thread issues the TMA loads ----
+    // (a producer warpgroup hands its registers to the consumers: 2 x 128 x 232 + 128 x 40)
+    if constexpr (dp::producer_warpgroup(kTok)) setmaxnreg_dec<40>();
+    if (threadIdx.x == 128 * S::kGroups)
       produce_strip<TileT>(&map_w, &map_x, smem, Ring<S::kStages>{full, empty}, n0, t0, wz, xz,
                            kb0, kb1);
     return;
+  }
+  if constexpr (dp::producer_warpgroup(kTok)) {
+    static_assert(S::kGroups == 2, "setmaxnreg's split: two consumer warpgroups");
+    setmaxnreg_inc<232>();
   }
 
   // ---- consumers: warpgroup cw owns columns [n0 + 64 cw, n0 + 64 cw + 64) of C ----
@@ -255,7 +261,8 @@ struct Instance {
 
 // Calls f(TypeTag<T>, integral_constant<tok>, bool_constant<w_k_major>, bool_constant<x_k_major>,
 // bool_constant<skinny>, integral_constant<kG>, bool_constant<deep>). Instances: rows as tokens (X K-major) and columns as tokens (X K-major,
-// or MN-major with 64..256 tokens), 8..256 tokens (and wgmma/small's 96 and 192), W either way; tf32 rows
+// or MN-major with 64..256 tokens), 8..256 tokens (and wgmma/small's 96, 192 and 320: the last
+// 16-bit with K-major tokens as rows only), W either way; tf32 rows
 // as tokens only (X K-major), W either way (MN-major: from registers).
 template <typename F>
 cudaError_t dispatch_strips(Precision prec, int tok, Instance in, F&& f) {
@@ -284,8 +291,14 @@ cudaError_t dispatch_strips(Precision prec, int tok, Instance in, F&& f) {
   };
   auto by_mode = [&](auto tag, auto tk) -> cudaError_t {
     constexpr int kTok = decltype(tk)::value;
-    // tf32: the tokens (wgmma's B) K-major, the rows of C (tf32 wgmma reads B only K-major)
-    if constexpr (std::is_same<typename decltype(tag)::type, float>::value) {
+    if constexpr (kTok > 256) {  // wgmma/small's 128 x 320: 16-bit, K-major tokens as C's rows
+      if (std::is_same<typename decltype(tag)::type, float>::value || in.skinny || !in.x_k_major)
+        return cudaErrorInvalidValue;
+      if constexpr (!std::is_same<typename decltype(tag)::type, float>::value)
+        return by_w(tag, tk, true_type{}, false_type{});
+      return cudaErrorInvalidValue;
+    } else if constexpr (std::is_same<typename decltype(tag)::type, float>::value) {
+      // tf32: the tokens (wgmma's B) K-major, the rows of C (tf32 wgmma reads B only K-major)
       if (in.skinny || !in.x_k_major) return cudaErrorInvalidValue;
       if constexpr (kTok > dp::kMaxTokWeightInRegisters)  // (dp::max_tokens: no such instance)
         return in.w_k_major ? by_g(tag, tk, true_type{}, true_type{}, false_type{})
@@ -311,6 +324,7 @@ cudaError_t dispatch_strips(Precision prec, int tok, Instance in, F&& f) {
       case 96: return by_mode(tag, std::integral_constant<int, 96>{});
       case 128: return by_mode(tag, std::integral_constant<int, 128>{});
       case 192: return by_mode(tag, std::integral_constant<int, 192>{});
+      case 320: return by_mode(tag, std::integral_constant<int, 320>{});
       default: return by_mode(tag, std::integral_constant<int, 256>{});
     }
   };
@@ -376,7 +390,7 @@ cudaError_t launch_strips(const GemmProblem& p, bool skinny, const dp::Plan& pla
       using S = Shape<T, kTok, kWK, kXK, kG, kDeep>;
       CUtensorMap map_w, map_x;
       cudaError_t r = make_tensor_map(&map_w, w, p.precision, S::kStrip);
-      if (r == cudaSuccess) r = make_tensor_map(&map_x, x, p.precision, kTok);
+      if (r == cudaSuccess) r = make_tensor_map(&map_x, x, p.precision, S::Tile::kBBox);
       auto* kern = strips_kernel<T, kTok, kWK, kXK, decltype(sk)::value, kG, kDeep>;
       if (r == cudaSuccess) r = prepare_function(reinterpret_cast<const void*>(kern), S::kSmem);
       if (r != cudaSuccess) return r;
