@@ -216,6 +216,36 @@ TEST(LargeShapes, WgmmaSmall128x320) {
   }
 }
 
+// wgmma/small's 128 x 208 tile (193..208 tokens, m64n208; a 16-bit plain fp32 D, written from
+// the registers): 208 and 193 tokens, the weight K-major and MN-major, K off the stage, misaligned
+// rows, in place with beta, depth splits; with a bias the plan keeps to another tile.
+TEST(LargeShapes, WgmmaSmall128x208) {
+  GEMMLAB_REQUIRE_GPU();
+  if (current_cc() < 90) GTEST_SKIP() << "wgmma/small needs sm_90a";
+  const KernelDesc* kd = find_kernel("wgmma/small");
+  ASSERT_NE(kd, nullptr);
+  for (int splits : {1, 3}) {
+    const ForcePlan force(PlanChoice{16, splits});
+    ExSpec full;
+    full.precision = Precision::BF16, full.m = 208, full.n = 1000, full.k = 1000;
+    full.op_b = Op::T, full.seed = 370 + splits;
+    ExSpec odd = full;
+    odd.precision = Precision::FP16, odd.m = 193, odd.op_b = Op::N, odd.k = 777, odd.pad_a = 3;
+    odd.pad_b = 5, odd.in_place = true, odd.beta = 0.5f, odd.seed = 380 + splits;
+    ExSpec biased = full;
+    biased.m = 200, biased.bias = true, biased.seed = 390 + splits;
+    for (const ExSpec& spec : {full, odd, biased}) {
+      ExProblem d(spec);
+      ASSERT_EQ(d.error(), "");
+      const LaunchConfig c = kd->config(d.problem());
+      const bool tile208 = c.block.x == 288u &&
+                           c.smem_bytes == static_cast<size_t>(wgmma_decode_plan::smem_bytes(208));
+      EXPECT_EQ(tile208, !spec.bias) << describe(spec) << " smem " << c.smem_bytes;
+      expect_correct(spec, "wgmma/small");
+    }
+  }
+}
+
 // wgmma/small: every (tile, splits) plan variant it offers gemm-tune computes the same product,
 // each checked against fp64 under its ForcePlan: tokens as C's rows (NN, aligned rows: a plain
 // fp32 D straight from the registers; tf32 with the weight K-major and MN-major, through

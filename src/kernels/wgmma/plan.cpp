@@ -199,7 +199,7 @@ namespace wgmma_small_plan {
 const char* const kTileNames[kTiles + 1] = {"64x8",    "64x16",   "64x32", "128x64", "128x128",
                                             "128x256", "64x64",   "128x192", "64x64d", "64x8d",
                                             "64x16d",  "64x32d",  "64x128d", "192x96",  "128x320",
-                                            nullptr};
+                                            "128x208", nullptr};
 
 Roles roles_of(int64_t m, int64_t n, bool a_k_major, bool b_k_major) {
   if (a_k_major) return {false, true, m, n};
@@ -278,7 +278,7 @@ dp::Plan plan(int64_t tokens, int64_t weights, int64_t k, const DeviceDesc& dev,
   double best_cost = 0;
   for (int i = 0; i < kTiles; ++i) {
     if ((tile > 0 && i != tile - 1) || (!xk && (kTileTok[i] % 64 != 0 || kTileTok[i] > dp::kMaxM)) ||
-        kTileTok[i] > max_tok ||
+        kTileTok[i] > max_tok || (kTilePlainOnly[i] && max_groups < 3) ||
         kTileGroups[i] > max_groups)
       continue;
     // Forced: that many splits, as far as the depth allows; else 1, 2, 4, ... of them.

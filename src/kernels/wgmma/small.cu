@@ -16,7 +16,8 @@
 // fewer shared-memory bytes per flop for the same CTA count; and 192 x 96 on three warpgroups,
 // 1536^3 in 128 CTAs where 128 x 192 makes 96, for a 16-bit plain fp32 D only; and 128 x 320
 // for 257..320 tokens as C's rows, 16-bit: two wgmmas per k-step, a producer warpgroup and
-// setmaxnreg for its 160 accumulators, so the weight is streamed once), the
+// setmaxnreg for its 160 accumulators, so the weight is streamed once; and 128 x 208 for
+// 193..208 tokens, a plain fp32 D only), the
 // tokens being C's rows (op(A) = A) or columns, split in depth where the tiles leave SMs idle;
 // the splits of a tile sum their partials in a fixed order inside the kernel (no second launch,
 // deterministic); a strided batch is one launch (an entry per grid row, 3-D tensor maps). tf32
@@ -27,7 +28,8 @@
 // Seed: beyond the seeds (issue: small squares and deep K).
 // Measured (H100, cuBLAS in the same run, 2026-11-25 04:39 UTC, docs/results/h100-suite-small):
 // small suite bf16 0.99x (1536^3 94%), tf32 1.13x; 128 x 320 (2026-11-26 23:33 UTC): bf16
-// 320 x 14336 x 4096 NT 448 -> 582 TFLOP/s (74% -> 96%). docs/history.md, wgmma/small.
+// 320 x 14336 x 4096 NT 448 -> 582 TFLOP/s (74% -> 96%); 128 x 208: 200 x 13824 x 5120 NT 85% ->
+// 100%. docs/history.md, wgmma/small.
 #include "kernels/common/gemm_common.cuh"
 #include "kernels/wgmma/plan.h"
 #include "kernels/wgmma/strips.h"
@@ -89,7 +91,7 @@ int variants(const GemmProblem& p, PlanChoice* out, int max) {
   int n = 0;
   for (int t = 1; t <= sp::kTiles && n < max; ++t) {
     if ((!r.xk && sp::kTileTok[t - 1] % 64 != 0) || sp::kTileTok[t - 1] > max_tok(p) ||
-        sp::kTileGroups[t - 1] > max_groups(p))
+        sp::kTileGroups[t - 1] > max_groups(p) || (sp::kTilePlainOnly[t - 1] && max_groups(p) < 3))
       continue;
     int last = 0;
     for (int s = 1; s <= dp::kMaxSplits && n < max; s *= 2) {

@@ -29,15 +29,15 @@ struct StageTile {
   static constexpr bool kHalf = std::is_same<T, __half>::value;
   static_assert(!kTf32 || kBKMajor, "tf32 wgmma reads B K-major only (A may come from registers)");
   // B may be narrower than 64 (8, 16, 32: wgmma/decode's tokens) or not a multiple of it (96:
-  // wgmma/small's 192 x 96) where it is K-major: a box of kBN rows of 128 bytes, whole swizzle
-  // atoms of 8 rows. Or wider than one wgmma's N where it is K-major (320: wgmma/small's
+  // wgmma/small's 192 x 96 and 128 x 208, 16-bit) where it is K-major: a box of kBN rows of 128
+  // bytes, whole swizzle atoms of 8 rows. Or wider than one wgmma's N where it is K-major (320: wgmma/small's
   // 128 x 320, 16-bit): two TMA boxes of kBN / 2 rows (a box has at most 256), and per k-step
   // an m64n256 wgmma on accumulators [0, 128) and an m64n64 on [128, 160), which together hold
   // the fragment of one m64n320 (column 8j + 2t + (q & 1) in d[4j + q] either way).
   static_assert(kBM % 64 == 0 && kBM <= 256 &&
                     ((kBN % 64 == 0 && kBN <= 256) ||
                      (kBKMajor && (kBN == 8 || kBN == 16 || kBN == 32 || kBN == 96 ||
-                                   (kBN == 320 && !kTf32)))),
+                                   ((kBN == 208 || kBN == 320) && !kTf32)))),
                 "tile shape");
   static constexpr bool kTwoWgmmas = kBN > 256;
   static constexpr int kBBox = kTwoWgmmas ? kBN / 2 : kBN;  // B's TMA box rows (K-major)

@@ -115,7 +115,7 @@ __device__ __forceinline__ void store_strip_tile(const Epilogue& out, const floa
                                                  uint8_t* smem, int cw, int w0, int row_lo,
                                                  int row_hi, int t0,
                                                  const float (&bias_pre)[kBias]) {
-  if constexpr ((kTok % 64 == 0 || kTok == 96) && !kSkinny && !kRegisterA) {
+  if constexpr ((kTok % 64 == 0 || kTok == 96 || kTok == 208) && !kSkinny && !kRegisterA) {
     // Tokens as C's rows and a plain fp32 D: straight from the registers. For one accumulator
     // d[4j + q] a warp writes 4 token rows x 8 consecutive weight columns (wgmma's row order),
     // four whole 32-byte sectors per store, where the staged drain below (its transposed chunks)
@@ -261,8 +261,8 @@ struct Instance {
 
 // Calls f(TypeTag<T>, integral_constant<tok>, bool_constant<w_k_major>, bool_constant<x_k_major>,
 // bool_constant<skinny>, integral_constant<kG>, bool_constant<deep>). Instances: rows as tokens (X K-major) and columns as tokens (X K-major,
-// or MN-major with 64..256 tokens), 8..256 tokens (and wgmma/small's 96, 192 and 320: the last
-// 16-bit with K-major tokens as rows only), W either way; tf32 rows
+// or MN-major with 64..256 tokens), 8..256 tokens (and wgmma/small's 96, 192, 208 and 320: the
+// last two 16-bit with K-major tokens as rows only), W either way; tf32 rows
 // as tokens only (X K-major), W either way (MN-major: from registers).
 template <typename F>
 cudaError_t dispatch_strips(Precision prec, int tok, Instance in, F&& f) {
@@ -291,7 +291,8 @@ cudaError_t dispatch_strips(Precision prec, int tok, Instance in, F&& f) {
   };
   auto by_mode = [&](auto tag, auto tk) -> cudaError_t {
     constexpr int kTok = decltype(tk)::value;
-    if constexpr (kTok > 256) {  // wgmma/small's 128 x 320: 16-bit, K-major tokens as C's rows
+    if constexpr (kTok > 256 || kTok == 208) {  // wgmma/small's 128 x 320 and 128 x 208: 16-bit,
+                                                // K-major tokens as C's rows
       if (std::is_same<typename decltype(tag)::type, float>::value || in.skinny || !in.x_k_major)
         return cudaErrorInvalidValue;
       if constexpr (!std::is_same<typename decltype(tag)::type, float>::value)
@@ -324,6 +325,7 @@ cudaError_t dispatch_strips(Precision prec, int tok, Instance in, F&& f) {
       case 96: return by_mode(tag, std::integral_constant<int, 96>{});
       case 128: return by_mode(tag, std::integral_constant<int, 128>{});
       case 192: return by_mode(tag, std::integral_constant<int, 192>{});
+      case 208: return by_mode(tag, std::integral_constant<int, 208>{});
       case 320: return by_mode(tag, std::integral_constant<int, 320>{});
       default: return by_mode(tag, std::integral_constant<int, 256>{});
     }

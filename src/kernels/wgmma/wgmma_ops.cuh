@@ -35,7 +35,7 @@ namespace sm90 {
       GEMMLAB_WGMMA_ACC8(112), GEMMLAB_WGMMA_ACC8(120)
 
 // 16-bit inputs, m64nNk16 for N = 16 .. 256 (16 .. 64: the tokens of a swapped decode GEMM,
-// wgmma/decode; 96 and 192: wgmma/small's tiles; 128 and 256: the big tiles), A and B from shared memory
+// wgmma/decode; 96, 192 and 208: wgmma/small's tiles; 128 and 256: the big tiles), A and B from shared memory
 // (descriptors; kTransA / kTransB: 1 = the operand is MN-major there): D(64 x N) += A(64 x 16) *
 // B(16 x N) into d[0 .. N/2).
 // GEMMLAB_WGMMA_SS(N, TYPE, REGS, A, B, P, TA, TB, accumulators...): the instruction with N / 2
@@ -47,8 +47,8 @@ namespace sm90 {
                ", %" #B ", p, 1, 1, %" #TA ", %" #TB ";\n}\n"                                     \
                : __VA_ARGS__                                                                   \
                : "l"(desc_a), "l"(desc_b), "r"(scale_d), "n"(kTransA), "n"(kTransB))
-// The register list and the "+f" operands of the N / 2 accumulators of N = 8, 16, 32, 64, 96, 192
-// (N = 128 and 256: GEMMLAB_WGMMA_REGS64 / 128 and GEMMLAB_WGMMA_ACC64 / 128 above).
+// The register list and the "+f" operands of the N / 2 accumulators of N = 8, 16, 32, 64, 96, 192,
+// 208 (N = 128 and 256: GEMMLAB_WGMMA_REGS64 / 128 and GEMMLAB_WGMMA_ACC64 / 128 above).
 #define GEMMLAB_REGS8 "%0, %1, %2, %3"
 #define GEMMLAB_ACC8 "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
 #define GEMMLAB_REGS16 "%0, %1, %2, %3, %4, %5, %6, %7"
@@ -70,6 +70,9 @@ namespace sm90 {
 #define GEMMLAB_ACC96                                                                            \
   GEMMLAB_WGMMA_ACC64, GEMMLAB_WGMMA_ACC8(64), GEMMLAB_WGMMA_ACC8(72), GEMMLAB_WGMMA_ACC8(80),    \
       GEMMLAB_WGMMA_ACC8(88)
+#define GEMMLAB_REGS104 \
+  GEMMLAB_REGS96 ", %96, %97, %98, %99, %100, %101, %102, %103"
+#define GEMMLAB_ACC104 GEMMLAB_ACC96, GEMMLAB_WGMMA_ACC8(96)
 // GEMMLAB_WGMMA_SS in fp16 (kHalf) or bf16: the instruction text differs only in its type.
 #define GEMMLAB_WGMMA_SS_16BIT(N, ...)                  \
   if constexpr (kHalf) GEMMLAB_WGMMA_SS(N, "f16", __VA_ARGS__); \
@@ -78,8 +81,8 @@ template <bool kHalf, int kTransA, int kTransB, int kN>
 __device__ __forceinline__ void wgmma_m64nNk16(float (&d)[kN / 2], uint64_t desc_a, uint64_t desc_b,
                                                int scale_d) {
   static_assert(kN == 16 || kN == 32 || kN == 64 || kN == 96 || kN == 128 || kN == 192 ||
-                    kN == 256,
-                "wgmma_m64nNk16: N = 16, 32, 64, 96, 128, 192 or 256");
+                    kN == 208 || kN == 256,
+                "wgmma_m64nNk16: N = 16, 32, 64, 96, 128, 192, 208 or 256");
 #ifdef GEMMLAB_SM90A
   if constexpr (kN == 16) {
     GEMMLAB_WGMMA_SS_16BIT(16, GEMMLAB_REGS16, 8, 9, 10, 11, 12, GEMMLAB_ACC16);
@@ -91,6 +94,8 @@ __device__ __forceinline__ void wgmma_m64nNk16(float (&d)[kN / 2], uint64_t desc
     GEMMLAB_WGMMA_SS_16BIT(96, GEMMLAB_REGS48, 48, 49, 50, 51, 52, GEMMLAB_ACC48);
   } else if constexpr (kN == 192) {  // wgmma/small's 128 x 192 tile
     GEMMLAB_WGMMA_SS_16BIT(192, GEMMLAB_REGS96, 96, 97, 98, 99, 100, GEMMLAB_ACC96);
+  } else if constexpr (kN == 208) {  // wgmma/small's 128 x 208 tile
+    GEMMLAB_WGMMA_SS_16BIT(208, GEMMLAB_REGS104, 104, 105, 106, 107, 108, GEMMLAB_ACC104);
   } else if constexpr (kN == 128) {
     GEMMLAB_WGMMA_SS_16BIT(128, GEMMLAB_WGMMA_REGS64, 64, 65, 66, 67, 68, GEMMLAB_WGMMA_ACC64);
   } else if constexpr (kN == 256) {
