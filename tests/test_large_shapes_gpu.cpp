@@ -216,9 +216,10 @@ TEST(LargeShapes, WgmmaSmall128x320) {
   }
 }
 
-// wgmma/small's 128 x 208 tile (193..208 tokens, m64n208; a 16-bit plain fp32 D, written from
-// the registers): 208 and 193 tokens, the weight K-major and MN-major, K off the stage, misaligned
-// rows, in place with beta, depth splits; with a bias the plan keeps to another tile.
+// wgmma/small's 128 x 208 tile (193..208 tokens, m64n208): 208 and 193 tokens, the weight K-major
+// and MN-major, K off the stage, misaligned rows, depth splits; a plain fp32 D from the registers
+// (in place with beta), and a bf16 D with a bias and GELU: 192 tokens through the staged drain,
+// the last 16 element by element.
 TEST(LargeShapes, WgmmaSmall128x208) {
   GEMMLAB_REQUIRE_GPU();
   if (current_cc() < 90) GTEST_SKIP() << "wgmma/small needs sm_90a";
@@ -233,14 +234,16 @@ TEST(LargeShapes, WgmmaSmall128x208) {
     odd.precision = Precision::FP16, odd.m = 193, odd.op_b = Op::N, odd.k = 777, odd.pad_a = 3;
     odd.pad_b = 5, odd.in_place = true, odd.beta = 0.5f, odd.seed = 380 + splits;
     ExSpec biased = full;
-    biased.m = 200, biased.bias = true, biased.seed = 390 + splits;
+    biased.m = 200, biased.bias = true, biased.bias_type = DType::BF16;
+    biased.act = Activation::GeluTanh, biased.d_type = DType::BF16, biased.pad_d = 8;
+    biased.seed = 390 + splits;
     for (const ExSpec& spec : {full, odd, biased}) {
       ExProblem d(spec);
       ASSERT_EQ(d.error(), "");
       const LaunchConfig c = kd->config(d.problem());
       const bool tile208 = c.block.x == 288u &&
                            c.smem_bytes == static_cast<size_t>(wgmma_decode_plan::smem_bytes(208));
-      EXPECT_EQ(tile208, !spec.bias) << describe(spec) << " smem " << c.smem_bytes;
+      EXPECT_TRUE(tile208) << describe(spec) << " smem " << c.smem_bytes;
       expect_correct(spec, "wgmma/small");
     }
   }

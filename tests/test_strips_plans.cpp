@@ -185,14 +185,15 @@ TEST(WgmmaSmallPlan, TilesAndSplitsCoverTheProblem) {
   EXPECT_EQ(sp::max_tile_tokens(Precision::BF16, true, true, true), 256);    // skinny
   EXPECT_EQ(sp::max_tile_tokens(Precision::BF16, false, false, true), 256);  // MN-major tokens
   EXPECT_EQ(sp::max_tile_tokens(Precision::TF32, false, true, true), 256);
-  // The 128 x 208 tile (index 16): 193..208 tokens, only where max_groups is 3 (a 16-bit plain
-  // fp32 D, tokens K-major as C's rows); forced elsewhere, the model's own tile.
-  EXPECT_TRUE(sp::kTileTok[15] == 208 && sp::kTileGroups[15] == 2 && sp::kTilePlainOnly[15]);
+  // The 128 x 208 tile (index 16): 193..208 tokens, like 128 x 320 only where max_tok is
+  // kMaxTileTok (16-bit, tokens K-major as C's rows); forced elsewhere, the model's own tile.
+  EXPECT_TRUE(sp::kTileTok[15] == 208 && sp::kTileGroups[15] == 2 && sp::kTileRowsOnly[15]);
+  EXPECT_TRUE(sp::kTileRowsOnly[14] && !sp::kTilePlainOnly[14] && !sp::kTilePlainOnly[15]);
   EXPECT_TRUE(sp::kTilePlainOnly[13]);  // 192 x 96
   EXPECT_EQ(dp::stages(208), 5);
-  EXPECT_EQ(sp::plan(200, 13824, 5120, kH100, true, true, 16, 1, 1, 256, 3).tok, 208);
-  EXPECT_NE(sp::plan(200, 13824, 5120, kH100, true, true, 16, 1, 1, 256, 2).tok, 208);
-  EXPECT_NE(sp::plan(200, 13824, 5120, kH100, true, true, 0, 0, 1, 256, 2).tok, 208);
+  EXPECT_EQ(sp::plan(200, 13824, 5120, kH100, true, true, 16, 1, 1, sp::kMaxTileTok, 2).tok, 208);
+  EXPECT_NE(sp::plan(200, 13824, 5120, kH100, true, true, 16, 1, 1, 256, 3).tok, 208);
+  EXPECT_NE(sp::plan(320, 13824, 5120, kH100, true, true, 15, 1, 1, 256, 3).tok, 320);
   EXPECT_EQ(sp::max_groups(Precision::BF16, false, true), 3);
   EXPECT_EQ(sp::max_groups(Precision::BF16, false, false), 2);
   EXPECT_EQ(sp::max_groups(Precision::BF16, true, true), 2);

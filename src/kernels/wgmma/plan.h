@@ -207,16 +207,20 @@ constexpr int kTiles = 16;
 // CTA per SM, dp::stages; "192x96": three warpgroups, 1536^3 in 128 CTAs, K-major tokens; and
 // "128x320": 257..320 tokens in one tile, so the weight is streamed once, 16-bit with the tokens
 // as C's rows (K-major), kMaxTileTok; and "128x208": 193..208 tokens, where 128 x 256 computes a
-// fifth more, for a 16-bit plain fp32 D only, like 192 x 96: kTilePlainOnly).
+// fifth more, 16-bit with the tokens as C's rows (K-major): max_groups >= 2 with max_tok 320).
 constexpr int kTileTok[kTiles] = {8, 16, 32, 64, 128, 256, 64, 192, 64, 8, 16, 32, 128, 96, 320,
                                   208};
 constexpr int kTileGroups[kTiles] = {1, 1, 1, 2, 2, 2, 1, 2, 1, 1, 1, 1, 1, 3, 2, 2};
 constexpr bool kTileDeep[kTiles] = {false, false, false, false, false, false, false, false,
                                     true,  true,  true,  true,  true,  false, false, false};
-// Tiles whose tokens are not whole 64-wide chunks of the staged drain, written straight from the
-// registers: only where max_groups is 3 (a 16-bit plain fp32 D, the tokens K-major as C's rows).
+// Tiles offered only where max_tok is kMaxTileTok (16-bit, the tokens K-major as C's rows:
+// max_tile_tokens): 128 x 320 and 128 x 208, instantiated for that case alone.
+constexpr bool kTileRowsOnly[kTiles] = {false, false, false, false, false, false, false, false,
+                                        false, false, false, false, false, false, true,  true};
+// Tiles offered only where max_groups is 3 (a 16-bit plain fp32 D, the tokens K-major as C's
+// rows): 192 x 96 (its general epilogue measured slower, docs/history.md, wgmma/small).
 constexpr bool kTilePlainOnly[kTiles] = {false, false, false, false, false, false, false, false,
-                                         false, false, false, false, false, true,  false, true};
+                                         false, false, false, false, false, true,  false, false};
 // The most tokens of a tile: 320 (two wgmmas per k-step, n256 + n64: stage_tile.cuh) where the
 // inputs are 16-bit and the tokens K-major C rows, else dp::max_tokens.
 constexpr int kMaxTileTok = 320;
@@ -246,7 +250,7 @@ dp::Plan plan(int64_t tokens, int64_t weights, int64_t k, const DeviceDesc& dev,
               bool xk, int tile = 0, int splits = 0, int entries = 1, int max_tok = dp::kMaxM,
               int max_groups = 3);
 
-// The max_groups of plan() for a problem: 3 (192 x 96 and 128 x 208 allowed) only for 16-bit inputs whose
+// The max_groups of plan() for a problem: 3 (192 x 96 allowed) only for 16-bit inputs whose
 // tokens are C's rows (not skinny) and whose D is a plain fp32 one (no bias, activation or 16-bit
 // D), which that tile writes straight from the registers.
 int max_groups(Precision p, bool skinny, bool plain_fp32_d);

@@ -17,7 +17,7 @@
 // 1536^3 in 128 CTAs where 128 x 192 makes 96, for a 16-bit plain fp32 D only; and 128 x 320
 // for 257..320 tokens as C's rows, 16-bit: two wgmmas per k-step, a producer warpgroup and
 // setmaxnreg for its 160 accumulators, so the weight is streamed once; and 128 x 208 for
-// 193..208 tokens, a plain fp32 D only), the
+// 193..208 tokens, its last 16 written element by element), the
 // tokens being C's rows (op(A) = A) or columns, split in depth where the tiles leave SMs idle;
 // the splits of a tile sum their partials in a fixed order inside the kernel (no second launch,
 // deterministic); a strided batch is one launch (an entry per grid row, 3-D tensor maps). tf32
@@ -91,7 +91,8 @@ int variants(const GemmProblem& p, PlanChoice* out, int max) {
   int n = 0;
   for (int t = 1; t <= sp::kTiles && n < max; ++t) {
     if ((!r.xk && sp::kTileTok[t - 1] % 64 != 0) || sp::kTileTok[t - 1] > max_tok(p) ||
-        sp::kTileGroups[t - 1] > max_groups(p) || (sp::kTilePlainOnly[t - 1] && max_groups(p) < 3))
+        sp::kTileGroups[t - 1] > max_groups(p) || (sp::kTilePlainOnly[t - 1] && max_groups(p) < 3) ||
+        (sp::kTileRowsOnly[t - 1] && max_tok(p) < sp::kMaxTileTok))
       continue;
     int last = 0;
     for (int s = 1; s <= dp::kMaxSplits && n < max; s *= 2) {

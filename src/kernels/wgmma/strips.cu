@@ -136,6 +136,18 @@ __device__ __forceinline__ void store_strip_tile(const Epilogue& out, const floa
       store_fragment_staged<kTok, !kSkinny, 8, kStoreInline>(out, d, buf, 2 + cw, row_lo, row_hi,
                                                              w0, t0, kSkinny ? nullptr : bias_pre);
   } else {
+    // Tokens as C's rows past whole 64-token chunks (128 x 208, 192 x 96): the chunks staged as
+    // above (their bias loaded by the drain), the rest element by element below.
+    // (A plain D of these tiles has gone out above.)
+    constexpr int kHead = kTok > 64 && !kSkinny && !kRegisterA ? kTok / 64 * 64 : 0;
+    if constexpr (kHead > 0) {
+      static_assert(kTok == 96 || kTok == 208, "a plain D returned above");
+      asm volatile("bar.sync 1, %0;\n" ::"n"(kConsumers) : "memory");
+      float* buf = reinterpret_cast<float*>(smem) + cw * (kStagedEpilogueBytes / 4);
+      store_fragment_staged<kHead, true, 8, kStoreInline>(
+          out, *reinterpret_cast<const float(*)[kHead / 2]>(&d[0]), buf, 2 + cw, row_lo, row_hi, w0,
+          t0);
+    }
     // d[4j + q]: weight row w (fragment row 16w + g, + 8 for q >= 2), token 8j + 2t + (q & 1);
     // C's (token, w) element, or (w, token) when skinny.
     const int w_lo = w0 + row_lo, w_hi = w0 + row_hi;
@@ -148,7 +160,7 @@ __device__ __forceinline__ void store_strip_tile(const Epilogue& out, const floa
       else epilogue_store_biased(out, tok, w, v, b);
     };
 #pragma unroll
-    for (int j = 0; j < kTok / 8; ++j) {
+    for (int j = kHead / 8; j < kTok / 8; ++j) {
       const int tok = t0 + 8 * j + 2 * t;
       if (tok < tokens) {
         put(tok, w_lo, d[4 * j + 0], bias_pre[0]);
