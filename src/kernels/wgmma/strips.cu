@@ -10,7 +10,9 @@
 // partials and the last to arrive sums them in split order (split_k.cuh): deterministic, beta * C
 // read once. The epilogue goes through the shared Epilogue (bias, activation, D's dtype): tiles of
 // 64 tokens or more staged in shared memory and written as 16-byte rows of C (wgmma/03's staged
-// drain, transposed where the tokens are C's rows), narrower ones element by element.
+// drain, transposed where the tokens are C's rows), narrower ones element by element (and the
+// tokens of 96 and 208 past their whole 64-token chunks). wgmma/small's 320-token tile takes a
+// producer warpgroup instead of a warp, which moves its registers to the consumers (setmaxnreg).
 // The kernels that run it say what they attack and what they measured: decode.cu, small.cu.
 #include "kernels/wgmma/strips.h"
 
