@@ -1,0 +1,68 @@
+// wgmma/small's tiles for prefill-sized token counts (257..320 and 193..208 rows of C: plan.h,
+// kTileRowsOnly), on the GPU, checked against fp64 element by element.
+#include <cstdint>
+
+#include <gtest/gtest.h>
+
+#include "ex_problem_util.h"
+#include "gpu_util.h"
+#include "kernel_check.h"
+#include "kernels/wgmma/plan.h"
+#include "registry/registry.h"
+#include "runtime/plan_choice.h"
+
+namespace gemmlab::test {
+namespace {
+
+// wgmma/small's tiles for prefill-sized token counts, each forced (tile, depth splits 1 and 3):
+// 128 x 320 (an m64n256 and an m64n64 wgmma per k-step, a producer warpgroup and setmaxnreg) and
+// 128 x 208 (m64n208). Per tile: all its tokens and a partial tile, the weight K-major (NT) and
+// MN-major (NN), K off the 64-deep stage, misaligned rows (packed), a plain fp32 D from the
+// registers (in place with beta), a bf16 D with a bias and GELU (the staged drain; 208: its last
+// 16 tokens element by element), and a batch of 2 (one launch); with splits, the same bits under
+// graph replay and on two streams.
+TEST(LargeShapes, WgmmaSmallPrefillTiles) {
+  GEMMLAB_REQUIRE_GPU();
+  if (current_cc() < 90) GTEST_SKIP() << "wgmma/small needs sm_90a";
+  namespace dp = wgmma_decode_plan;
+  const KernelDesc* kd = find_kernel("wgmma/small");
+  ASSERT_NE(kd, nullptr);
+  struct Tile {
+    int index, tok, partial;
+  };
+  for (const Tile tile : {Tile{15, 320, 300}, Tile{16, 208, 193}})
+    for (int splits : {1, 3}) {
+      SCOPED_TRACE(testing::Message() << tile.tok << " tokens, " << splits << " splits");
+      const ForcePlan force(PlanChoice{tile.index, splits});
+      const uint64_t seed = 330 + 10 * tile.index + splits;
+      ExSpec full;
+      full.precision = Precision::BF16, full.m = tile.tok, full.n = 1000, full.k = 1000;
+      full.op_b = Op::T, full.seed = seed;
+      ExSpec odd = full;
+      odd.precision = Precision::FP16, odd.m = tile.partial, odd.op_b = Op::N, odd.k = 777;
+      odd.pad_a = 3, odd.pad_b = 5, odd.in_place = true, odd.beta = 0.5f, odd.seed = seed + 100;
+      ExSpec fused = full;
+      fused.m = tile.tok - 8, fused.n = 520, fused.bias = true, fused.bias_type = DType::BF16;
+      fused.act = Activation::GeluTanh, fused.d_type = DType::BF16, fused.pad_d = 8;
+      fused.seed = seed + 200;
+      ExSpec batched = full;
+      batched.m = tile.partial, batched.n = 200, batched.k = 640, batched.batch = 2;
+      batched.seed = seed + 300;
+      for (const ExSpec& spec : {full, odd, fused, batched}) {
+        ExProblem d(spec);
+        ASSERT_EQ(d.error(), "");
+        const LaunchConfig c = kd->config(d.problem());  // the tile's instance, not a fallback
+        EXPECT_TRUE(c.block.x == static_cast<unsigned>(dp::threads(tile.tok)) &&
+                    c.smem_bytes == static_cast<size_t>(dp::smem_bytes(tile.tok)))
+            << describe(spec) << " threads " << c.block.x << " smem " << c.smem_bytes;
+        expect_correct(spec, "wgmma/small");
+      }
+      // Its split partials and scratch under graph capture and replay and on two streams at once:
+      // the same bits as the eager call.
+      if (splits > 1)
+        for (const ExSpec& spec : {full, fused}) expect_same_bits_in_graphs_and_streams(spec, "wgmma/small");
+    }
+}
+
+}  // namespace
+}  // namespace gemmlab::test
