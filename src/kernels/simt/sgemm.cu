@@ -27,10 +27,10 @@
 // Measured (H100 SXM, docs/results/h100-ladder.md and h100-large.md, cuBLAS SGEMM in the same
 // run): 1025^3 30.9 TFLOP/s (101%), 4096^3 50.2 (97%), 4097^3 48.1 (108%), 8192^3 50.2 (97%);
 // decode 32 x 8192 x 8192 NN 31.3 (140%), 32 x 4096 x 14336 NN 29.7 (88%; h100-decode.md);
-// deep K 128 x 128 x 8192 15.0 (101%; 64% with each tile's last block summing the partials),
-// 128 x 128 x 131072 36.2 (94%; h100-suite-deep-k, 2026-11-25 06:15 UTC); 768^3 25.0 (102%),
-// 1024^3 33.1 (95%; h100-suite-small, 2026-11-26 21:48 UTC); thin outputs 8192 x 16 / 32 / 64 x
-// 8192 NN 14.4 / 28.3 / 36.5 (97 / 96 / 88%; h100-suite-skinny, same run); small K 8192 x 8192 x
+// deep K 128 x 128 x 131072 39.5 (101%), 1024 x 1024 x 32768 46.5 (88%), 1024^3 34.3 (98%),
+// 1280^3 35.5 (106%; h100-suite-deep-k / -small, 2026-11-27 03:28 UTC, with the plain and split
+// loops' FFMAs column by column: docs/history.md); thin outputs 8192 x 16 / 32 / 64 x
+// 8192 NN 14.5 / 28.6 / 36.7 (98 / 97 / 88%; h100-suite-skinny, same run); small K 8192 x 8192 x
 // 16 NN 17.4 (118%; docs/results/h100-simt-local-stores.txt, 2026-11-26 21:37 UTC).
 // History: docs/history.md.
 #include <algorithm>
@@ -104,9 +104,9 @@ Picked pick(bool at, bool bt, bool av, bool bv, const TilePlan& L) {
       if (!at) return prepared_f<W, false, true, false, false, Loop::kCarry, 8>();
       return prepared_f<W, true, false, true, true, Loop::kCarry, 8>();
     }
-    if (!L.deep) return prepared<W, false, false, false, true>(loop);
-    if (loop == Loop::kSplit)  // deep splits carry fragments across k-tiles too
-      return prepared_f<W, false, false, false, true, Loop::kSplitCarry, 8>();
+    // Deep splits too run the split loop (4 stages, FFMAs column by column): against carried
+    // fragments on 8 stages, fp32 deep-k suite 0.92x -> 0.96x of cuBLAS (docs/history.md).
+    if (!L.deep || loop == Loop::kSplit) return prepared<W, false, false, false, true>(loop);
     return prepared_f<W, false, false, false, true, Loop::kCarry, 8>();
   } else if constexpr (thin_tile(kTile)) {  // thin tiles: thin_layout's cases only
     if (!thin_layout(at, bt, av)) return {nullptr, cudaErrorNotSupported, 0};

@@ -97,6 +97,10 @@ __device__ __forceinline__ void multiply_k_tiles(Loaders& ld, int k_tiles, int t
   using WT = typename C::WT;
   auto& la = ld.a;
   auto& lb = ld.b;
+  // The plain and split loops of the 128-row tiles run their FFMAs column by column
+  // (warptile.cuh: fma_frag): 2-4% faster there (fp32 small squares 0.95x -> 0.99x of cuBLAS at
+  // 1024^3), 6-7% slower in the carried loop, which keeps rows (docs/history.md, simt/sgemm).
+  constexpr bool kColOrder = WT::kWarpsAlongM == 4 && !kARows;
 
   // Prologue: the first kStages-1 tiles in flight, one commit group each (empty groups past the
   // end keep the group count uniform, so wait<kStages-2> below always means "tile kt landed").
@@ -123,9 +127,11 @@ __device__ __forceinline__ void multiply_k_tiles(Loaders& ld, int k_tiles, int t
       const int cur = kt % kStages;
       if (active) {
         if (kLoop == Loop::kSplit && tail_steps != 0 && kt == k_tiles - 1)
-          WT::mma_ksteps(acc, As + cur * C::kStageA, Bs + cur * C::kStageB, pos, tail_steps);
+          WT::template mma_ksteps<kColOrder>(acc, As + cur * C::kStageA, Bs + cur * C::kStageB,
+                                             pos, tail_steps);
         else
-          WT::template mma_ktile<kBK>(acc, As + cur * C::kStageA, Bs + cur * C::kStageB, pos);
+          WT::template mma_ktile<kBK, kColOrder>(acc, As + cur * C::kStageA,
+                                                 Bs + cur * C::kStageB, pos);
       }
     }
   } else {

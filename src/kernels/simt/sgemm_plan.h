@@ -19,12 +19,12 @@ constexpr int kGroup = 16;  // tile rows per band of the grouped tile order
 
 // The k loop variant a launch runs (separate template instances: what one does not need cannot
 // cost the others registers): one pass over the whole depth, the same with register fragments
-// carried across k-tiles (long loops), or one depth split of several.
-// kSplitCarry: a depth split of >= 64 k-tiles on the 128 x 256 tile, with the carried fragments
-// (an instance of its own; the plan says kSplit, the kernel picks it for deep splits).
-enum class Loop { kPlain, kCarry, kSplit, kSplitCarry };
-constexpr bool split_loop(Loop l) { return l == Loop::kSplit || l == Loop::kSplitCarry; }
-constexpr bool carry_loop(Loop l) { return l == Loop::kCarry || l == Loop::kSplitCarry; }
+// carried across k-tiles (long unsplit loops), or one depth split of several. Depth splits do not
+// carry: on the 128-row tiles the plain and split loops run their FFMAs column by column, and
+// that beat the carried loop on deep splits too (docs/history.md, simt/sgemm, 2026-11-27).
+enum class Loop { kPlain, kCarry, kSplit };
+constexpr bool split_loop(Loop l) { return l == Loop::kSplit; }
+constexpr bool carry_loop(Loop l) { return l == Loop::kCarry; }
 
 // The block tiles of the warp-tiled micro-kernel (simt/warptile.cuh), 256 threads each:
 //   128 x 128: warps 4 x 2, 8 x 8 per thread, two blocks per SM;
@@ -113,7 +113,7 @@ struct TilePlan {
   TileWork work;
   TileGrid grid;  // tiles of the main region [0, sp.m_main) x [0, sp.n_main)
   Loop loop;
-  bool deep;      // >= 64 k-tiles per split: long loops (8 stages for the 128 x 256 tile)
+  bool deep;      // >= 64 k-tiles per split: long loops (unsplit: 8 stages, carried fragments)
   int blocks;     // the launch's grid (0: too large)
 };
 // scratch: whether split-k / stream-k scratch may be used (without it: one block per tile).

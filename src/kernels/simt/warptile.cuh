@@ -42,6 +42,7 @@ namespace simt_wt {
 template <int kTN, int kWarpsM = 4, bool kARows = false>
 struct WarpTile {
   static constexpr int kThreads = 256;
+  static constexpr int kWarpsAlongM = kWarpsM;
   static constexpr int kWarpsN = 8 / kWarpsM;  // warps along m x along n = the 8 warps
   static_assert(kWarpsM * kWarpsN == 8, "8 warps");
   static constexpr int kWarpM = 32, kWarpN = 32 * kTN;
@@ -77,6 +78,11 @@ struct WarpTile {
     for (int t = 0; t < kTN; ++t) f.b[t] = *reinterpret_cast<const float4*>(Bs_k + p.b_off + 32 * t);
   }
 
+  // kColOrder: the FFMAs column by column (each B value reused by 8 consecutive FFMAs) instead of
+  // row by row (each A value by kCols). Same sums, same bits (each accumulator gets the same FFMAs
+  // in the same k order); only the instruction order, and with it ptxas's register assignment,
+  // differs.
+  template <bool kColOrder = false>
   static __device__ __forceinline__ void fma_frag(float (&acc)[8][kCols], const Frag& f) {
     const float av[8] = {f.a[0].x, f.a[0].y, f.a[0].z, f.a[0].w,
                          f.a[1].x, f.a[1].y, f.a[1].z, f.a[1].w};
@@ -86,10 +92,17 @@ struct WarpTile {
       bv[4 * t + 0] = f.b[t].x, bv[4 * t + 1] = f.b[t].y;
       bv[4 * t + 2] = f.b[t].z, bv[4 * t + 3] = f.b[t].w;
     }
+    if constexpr (kColOrder) {
 #pragma unroll
-    for (int i = 0; i < 8; ++i)
+      for (int j = 0; j < kCols; ++j)
 #pragma unroll
-      for (int j = 0; j < kCols; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
+        for (int i = 0; i < 8; ++i) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
+    } else {
+#pragma unroll
+      for (int i = 0; i < 8; ++i)
+#pragma unroll
+        for (int j = 0; j < kCols; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
+    }
   }
 
   // Row-major A (kARows): this thread's 8 rows, 4 k-steps each, at k-step group g of As.
@@ -127,7 +140,7 @@ struct WarpTile {
   // acc += As[0..BK) x Bs[0..BK) for one shared k-tile. Fragments are double-buffered in
   // registers: the LDS for step kk+1 are issued before the FFMAs of step kk, so their latency
   // hides behind arithmetic instead of stalling the warp.
-  template <int BK>
+  template <int BK, bool kColOrder = false>
   static __device__ __forceinline__ void mma_ktile(float (&acc)[8][kCols], const float* As,
                                                    const float* Bs, const Pos& p) {
     if constexpr (kARows) {
@@ -140,7 +153,7 @@ struct WarpTile {
 #pragma unroll
       for (int kk = 0; kk < BK; ++kk) {
         if (kk + 1 < BK) load_frag(f[(kk + 1) & 1], As + (kk + 1) * kLdA, Bs + (kk + 1) * kLdB, p);
-        fma_frag(acc, f[kk & 1]);
+        fma_frag<kColOrder>(acc, f[kk & 1]);
       }
     }
   }
@@ -148,6 +161,7 @@ struct WarpTile {
   // The problem's last k-tile when k % BK != 0: only its first `steps` k rows hold data (the
   // rest were zero-filled), so only those are multiplied. 1025 = 64 x 16 + 1 would otherwise
   // spend 16 FFMA steps on one row of data.
+  template <bool kColOrder = false>
   static __device__ __forceinline__ void mma_ksteps(float (&acc)[8][kCols], const float* As,
                                                     const float* Bs, const Pos& p, int steps) {
     if constexpr (kARows) {
@@ -158,7 +172,7 @@ struct WarpTile {
       for (int kk = 0; kk < steps; ++kk) {
         Frag f;
         load_frag(f, As + kk * kLdA, Bs + kk * kLdB, p);
-        fma_frag(acc, f);
+        fma_frag<kColOrder>(acc, f);
       }
     }
   }
