@@ -190,6 +190,15 @@ TEST(WgmmaSmallPlan, TilesAndSplitsCoverTheProblem) {
   EXPECT_TRUE(sp::kTileTok[15] == 208 && sp::kTileGroups[15] == 2 && sp::kTileRowsOnly[15]);
   EXPECT_TRUE(sp::kTileRowsOnly[14] && !sp::kTilePlainOnly[14] && !sp::kTilePlainOnly[15]);
   EXPECT_TRUE(sp::kTilePlainOnly[13]);  // 192 x 96
+  // The rule plan() and the plan variants share: 320 / 208 tokens only at kMaxTileTok, 192 x 96
+  // only with three warpgroups, MN-major tokens only in whole 64-token chunks.
+  EXPECT_TRUE(sp::tile_offered(14, true, sp::kMaxTileTok, 2));
+  EXPECT_FALSE(sp::tile_offered(14, true, 256, 3));
+  EXPECT_FALSE(sp::tile_offered(15, false, sp::kMaxTileTok, 3));
+  EXPECT_TRUE(sp::tile_offered(13, true, 256, 3));
+  EXPECT_FALSE(sp::tile_offered(13, true, 256, 2));
+  EXPECT_FALSE(sp::tile_offered(0, false, 256, 3));  // 64 x 8 on MN-major tokens
+  EXPECT_TRUE(sp::tile_offered(3, false, 256, 2));   // 64 x 64
   EXPECT_EQ(dp::stages(208), 5);
   EXPECT_EQ(sp::plan(200, 13824, 5120, kH100, true, true, 16, 1, 1, sp::kMaxTileTok, 2).tok, 208);
   EXPECT_NE(sp::plan(200, 13824, 5120, kH100, true, true, 16, 1, 1, 256, 3).tok, 208);

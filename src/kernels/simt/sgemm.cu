@@ -104,8 +104,8 @@ Picked pick(bool at, bool bt, bool av, bool bv, const TilePlan& L) {
       if (!at) return prepared_f<W, false, true, false, false, Loop::kCarry, 8>();
       return prepared_f<W, true, false, true, true, Loop::kCarry, 8>();
     }
-    // Deep splits too run the split loop (4 stages, FFMAs column by column): against carried
-    // fragments on 8 stages, fp32 deep-k suite 0.92x -> 0.96x of cuBLAS (docs/history.md).
+    // Deep splits too run the split loop (4 stages, FFMAs column by column), which measured
+    // faster than carried fragments on 8 stages (docs/history.md, simt/sgemm).
     if (!L.deep || loop == Loop::kSplit) return prepared<W, false, false, false, true>(loop);
     return prepared_f<W, false, false, false, true, Loop::kCarry, 8>();
   } else if constexpr (thin_tile(kTile)) {  // thin tiles: thin_layout's cases only

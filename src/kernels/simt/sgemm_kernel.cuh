@@ -98,8 +98,8 @@ __device__ __forceinline__ void multiply_k_tiles(Loaders& ld, int k_tiles, int t
   auto& la = ld.a;
   auto& lb = ld.b;
   // The plain and split loops of the 128-row tiles run their FFMAs column by column
-  // (warptile.cuh: fma_frag): 2-4% faster there (fp32 small squares 0.95x -> 0.99x of cuBLAS at
-  // 1024^3), 6-7% slower in the carried loop, which keeps rows (docs/history.md, simt/sgemm).
+  // (warptile.cuh: fma_frag), measured faster there; the carried loop and the other tiles keep
+  // rows, where columns measured slower (docs/history.md, simt/sgemm).
   constexpr bool kColOrder = WT::kWarpsAlongM == 4 && !kARows;
 
   // Prologue: the first kStages-1 tiles in flight, one commit group each (empty groups past the

@@ -21,7 +21,7 @@ constexpr int kGroup = 16;  // tile rows per band of the grouped tile order
 // cost the others registers): one pass over the whole depth, the same with register fragments
 // carried across k-tiles (long unsplit loops), or one depth split of several. Depth splits do not
 // carry: on the 128-row tiles the plain and split loops run their FFMAs column by column, and
-// that beat the carried loop on deep splits too (docs/history.md, simt/sgemm, 2026-11-27).
+// that beat the carried loop on deep splits too (measured: docs/history.md, simt/sgemm).
 enum class Loop { kPlain, kCarry, kSplit };
 constexpr bool split_loop(Loop l) { return l == Loop::kSplit; }
 constexpr bool carry_loop(Loop l) { return l == Loop::kCarry; }

@@ -277,11 +277,7 @@ dp::Plan plan(int64_t tokens, int64_t weights, int64_t k, const DeviceDesc& dev,
   dp::Plan best{};
   double best_cost = 0;
   for (int i = 0; i < kTiles; ++i) {
-    if ((tile > 0 && i != tile - 1) || (!xk && (kTileTok[i] % 64 != 0 || kTileTok[i] > dp::kMaxM)) ||
-        kTileTok[i] > max_tok || (kTileRowsOnly[i] && max_tok < kMaxTileTok) ||
-        (kTilePlainOnly[i] && max_groups < 3) ||
-        kTileGroups[i] > max_groups)
-      continue;
+    if ((tile > 0 && i != tile - 1) || !tile_offered(i, xk, max_tok, max_groups)) continue;
     // Forced: that many splits, as far as the depth allows; else 1, 2, 4, ... of them.
     for (int s = splits > 0 ? std::min(splits, max_splits) : 1; s <= max_splits; s *= 2) {
       if (splits > 0 && s > std::min(splits, max_splits)) break;

@@ -228,6 +228,14 @@ inline int max_tile_tokens(Precision p, bool skinny, bool xk, bool w_k_major) {
   return p != Precision::TF32 && !skinny && xk ? kMaxTileTok : dp::max_tokens(p, w_k_major);
 }
 extern const char* const kTileNames[kTiles + 1];
+// Whether tile index i (0-based into kTileTok) may run a problem: MN-major tokens (xk false) take
+// whole 64-token chunks up to dp::kMaxM; max_tok and max_groups as plan() takes them. The model
+// (plan) and the plan variants gemm-tune times (small.cu) offer the same tiles.
+constexpr bool tile_offered(int i, bool xk, int max_tok, int max_groups) {
+  return (xk || (kTileTok[i] % 64 == 0 && kTileTok[i] <= dp::kMaxM)) && kTileTok[i] <= max_tok &&
+         (!kTileRowsOnly[i] || max_tok >= kMaxTileTok) && (!kTilePlainOnly[i] || max_groups >= 3) &&
+         kTileGroups[i] <= max_groups;
+}
 
 // Whether the tokens are C's rows (op(A) = A), and so whether they are K-major.
 struct Roles {

@@ -90,10 +90,7 @@ int variants(const GemmProblem& p, PlanChoice* out, int max) {
   const DeviceDesc dev = current_device_desc();
   int n = 0;
   for (int t = 1; t <= sp::kTiles && n < max; ++t) {
-    if ((!r.xk && sp::kTileTok[t - 1] % 64 != 0) || sp::kTileTok[t - 1] > max_tok(p) ||
-        sp::kTileGroups[t - 1] > max_groups(p) || (sp::kTilePlainOnly[t - 1] && max_groups(p) < 3) ||
-        (sp::kTileRowsOnly[t - 1] && max_tok(p) < sp::kMaxTileTok))
-      continue;
+    if (!sp::tile_offered(t - 1, r.xk, max_tok(p), max_groups(p))) continue;
     int last = 0;
     for (int s = 1; s <= dp::kMaxSplits && n < max; s *= 2) {
       const dp::Plan pl = sp::plan(r.tokens, r.weights, dp::planned_k(p.k, p.precision), dev, true,
