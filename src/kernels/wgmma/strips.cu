@@ -287,17 +287,20 @@ cudaError_t dispatch_strips(Precision prec, int tok, Instance in, F&& f) {
     using One = std::integral_constant<int, 1>;
     using Three = std::integral_constant<int, 3>;
     using Default = std::integral_constant<int, 0>;
-    if constexpr (kTok == 96)  // wgmma/small's 192 x 96: three warpgroups only
+    // (an else: the 96-token tile, three warpgroups only, instantiates no default-count kernel)
+    if constexpr (kTok == 96) {  // wgmma/small's 192 x 96: three warpgroups only
       return in.groups == 3 ? f(tag, tk, wk, xk, sk, Three{}, false_type{}) : cudaErrorInvalidValue;
-    if constexpr (kTok == 64)
-      if (in.groups == 1)
-        return in.deep ? f(tag, tk, wk, xk, sk, One{}, true_type{})
-                       : f(tag, tk, wk, xk, sk, One{}, false_type{});
-    if constexpr (kTok == 128)  // wgmma/small's 64 x 128: one warpgroup, the deep ring
-      if (in.groups == 1) return f(tag, tk, wk, xk, sk, One{}, true_type{});
-    if constexpr (kTok <= 32)  // one warpgroup by default; the deep ring for wgmma/small's tiles
-      if (in.deep) return f(tag, tk, wk, xk, sk, Default{}, true_type{});
-    return f(tag, tk, wk, xk, sk, Default{}, false_type{});
+    } else {
+      if constexpr (kTok == 64)
+        if (in.groups == 1)
+          return in.deep ? f(tag, tk, wk, xk, sk, One{}, true_type{})
+                         : f(tag, tk, wk, xk, sk, One{}, false_type{});
+      if constexpr (kTok == 128)  // wgmma/small's 64 x 128: one warpgroup, the deep ring
+        if (in.groups == 1) return f(tag, tk, wk, xk, sk, One{}, true_type{});
+      if constexpr (kTok <= 32)  // one warpgroup by default; the deep ring for wgmma/small's tiles
+        if (in.deep) return f(tag, tk, wk, xk, sk, Default{}, true_type{});
+      return f(tag, tk, wk, xk, sk, Default{}, false_type{});
+    }
   };
   auto by_w = [&](auto tag, auto tk, auto xk, auto sk) -> cudaError_t {
     if (in.w_k_major) return by_g(tag, tk, true_type{}, xk, sk);
