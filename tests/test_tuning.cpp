@@ -191,6 +191,36 @@ TEST(GemmTune, OneEntryPerProblem) {
   EXPECT_TRUE(choose_tuning(report_of({row("auto", 20, 0.06)})).empty());
 }
 
+// Several rounds: each label at its slowest round's median. A plan fast in one round and slow in
+// the other (0.04 / 0.07 ms) loses to a steady one (0.05 / 0.05); one that ran in only one round
+// (or failed its check in one) is not a candidate; auto's time is its slowest round's too.
+TEST(GemmTune, RoundsJudgeEachPlanByItsSlowestRound) {
+  Report a = report_of({row("cublas", 32, 0.05), row("auto", 32, 0.06),
+                        row("simt/sgemm", 32, 0.04, "32x256/s8", {4, 8}),
+                        row("simt/sgemm", 32, 0.05, "32x256/s4", {4, 4}),
+                        row("simt/sgemm", 32, 0.03, "64x256/s2", {3, 2}),
+                        row("simt/sgemm", 32, 0.035, "64x256/s4", {3, 4})});
+  Report b = report_of({row("cublas", 32, 0.05), row("auto", 32, 0.08),
+                        row("simt/sgemm", 32, 0.07, "32x256/s8", {4, 8}),
+                        row("simt/sgemm", 32, 0.05, "32x256/s4", {4, 4}),
+                        row("simt/sgemm", 32, 0.035, "64x256/s4", {3, 4})});
+  b.rows[4].pass = false;  // 64x256/s4 failed its check in round 2
+  const std::vector<TuneEntry> one = choose_tuning(a);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].plan, "64x256/s2");
+  const std::vector<TuneEntry> e = choose_tuning(std::vector<Report>{a, b});
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].plan, "32x256/s4");
+  EXPECT_EQ(e[0].choice, (gemmlab::PlanChoice{4, 4}));
+  EXPECT_DOUBLE_EQ(e[0].ms, 0.05);
+  EXPECT_DOUBLE_EQ(e[0].auto_ms, 0.08);
+  // One round is the single report's choice.
+  const std::vector<TuneEntry> same = choose_tuning(std::vector<Report>{a});
+  ASSERT_EQ(same.size(), 1u);
+  EXPECT_EQ(same[0].plan, one[0].plan);
+  EXPECT_DOUBLE_EQ(same[0].ms, one[0].ms);
+}
+
 TEST(GemmTune, TableMergesWithAnEarlierOne) {
   Report r = report_of({row("auto", 32, 0.06), row("simt/sgemm", 32, 0.03, "32x256/s8", {4, 8}),
                         row("auto", 64, 0.06), row("simt/sgemm", 64, 0.06)});

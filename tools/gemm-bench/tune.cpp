@@ -44,57 +44,77 @@ nlohmann::json entry_json(const TuneEntry& e) {
 
 namespace {
 
-// A problem of the run: the rows of auto and cuBLAS, and every checked kernel or plan variant by
-// its label ("kernel[plan]").
+// One label's rows over the rounds (auto, cuBLAS, or a checked kernel / plan variant): its row of
+// the first round (kernel, plan, choice) and its slowest median of any round, in how many rounds.
+struct Seen {
+  const Row* row = nullptr;
+  double ms = 0;
+  int rounds = 0;
+  void add(const Row& x) {
+    if (!row) row = &x;
+    ms = std::max(ms, x.ms_median);
+    ++rounds;
+  }
+};
+
+// A problem over the rounds: auto, cuBLAS, and every checked kernel or plan variant by its label
+// ("kernel[plan]").
 struct Problem {
-  const Row* autos = nullptr;
-  const Row* cublas = nullptr;
-  std::map<std::string, const Row*> candidates;
-  const Row* best() const {
-    const Row* b = nullptr;
+  Seen autos, cublas;
+  std::map<std::string, Seen> candidates;
+  // The fastest by its slowest round, among those that ran and passed in every round.
+  const Seen* best(int rounds) const {
+    const Seen* b = nullptr;
     for (const auto& [label, x] : candidates)
-      if (!b || x->ms_median < b->ms_median) b = x;
+      if (x.rounds == rounds && (!b || x.ms < b->ms)) b = &x;
     return b;
   }
 };
 
-TuneEntry entry_of(const Row& best, const Problem& p) {
+TuneEntry entry_of(const Seen& best, const Problem& p) {
+  const Row& r = *best.row;
   TuneEntry e;
-  e.dtype = best.dtype, e.trans = best.trans, e.shape = best.shape;
+  e.dtype = r.dtype, e.trans = r.trans, e.shape = r.shape;
   e.m_class = gemmlab::extent_class(e.shape.m);
   e.n_class = gemmlab::extent_class(e.shape.n);
   e.k_class = gemmlab::extent_class(e.shape.k);
-  e.kernel = best.kernel, e.choice = best.choice, e.plan = best.plan;
-  e.ms = best.ms_median, e.auto_ms = p.autos->ms_median, e.auto_kernel = p.autos->auto_kernel;
-  e.cublas_ms = p.cublas ? p.cublas->ms_median : 0.0;
+  e.kernel = r.kernel, e.choice = r.choice, e.plan = r.plan;
+  e.ms = best.ms, e.auto_ms = p.autos.ms, e.auto_kernel = p.autos.row->auto_kernel;
+  e.cublas_ms = p.cublas.row ? p.cublas.ms : 0.0;
   return e;
 }
 
 }  // namespace
 
 std::vector<TuneEntry> choose_tuning(const Report& r, double margin) {
+  return choose_tuning(std::vector<Report>{r}, margin);
+}
+
+std::vector<TuneEntry> choose_tuning(const std::vector<Report>& rounds, double margin) {
   std::map<std::string, Problem> problems;
   std::vector<std::string> order;
-  for (const Row& x : r.rows) {
-    if (!plain_problem(x) || x.status != "ok" || x.ms_median <= 0) continue;
-    if (x.checked && !x.pass) continue;
-    const std::string key = problem_key(x);
-    if (!problems.count(key)) order.push_back(key);
-    Problem& p = problems[key];
-    if (x.kernel == "cublas") p.cublas = &x;
-    else if (x.kernel == "auto") p.autos = &x;
-    else if (x.kernel != "cublaslt" && x.checked)
-      p.candidates[x.kernel + "[" + x.plan + "]"] = &x;
-  }
+  for (const Report& r : rounds)
+    for (const Row& x : r.rows) {
+      if (!plain_problem(x) || x.status != "ok" || x.ms_median <= 0) continue;
+      if (x.checked && !x.pass) continue;
+      const std::string key = problem_key(x);
+      if (!problems.count(key)) order.push_back(key);
+      Problem& p = problems[key];
+      if (x.kernel == "cublas") p.cublas.add(x);
+      else if (x.kernel == "auto") p.autos.add(x);
+      else if (x.kernel != "cublaslt" && x.checked)
+        p.candidates[x.kernel + "[" + x.plan + "]"].add(x);
+    }
+  const int n = static_cast<int>(rounds.size());
   std::vector<TuneEntry> out;
   for (const std::string& key : order) {
-    const Problem& p = problems[key];
-    const Row* best = p.best();
-    if (!p.autos || !best) continue;
-    if (best->ms_median * (1.0 + margin) < p.autos->ms_median) {
+    const Problem& p = problems.at(key);
+    const Seen* best = p.best(n);
+    if (p.autos.rounds != n || !best) continue;
+    if (best->ms * (1.0 + margin) < p.autos.ms) {
       out.push_back(entry_of(*best, p));
     } else {  // the planners' own pick: an entry all the same, so no sibling's applies here
-      TuneEntry e = entry_of(*p.autos, p);
+      TuneEntry e = entry_of(p.autos, p);
       e.kernel = gemmlab::kPlannersEntry, e.choice = {}, e.plan.clear();
       out.push_back(e);
     }

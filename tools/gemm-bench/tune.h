@@ -20,7 +20,7 @@ struct TuneEntry {
   std::string kernel;                         // registry name
   gemmlab::PlanChoice choice;                 // all 0: the kernel's own planner
   std::string plan;                           // the choice's label ("" for the planner's)
-  double ms = 0, auto_ms = 0, cublas_ms = 0;  // medians of the same run
+  double ms = 0, auto_ms = 0, cublas_ms = 0;  // medians of the same run (of its slowest round)
   std::string auto_kernel;                    // what `auto` ran there
 };
 
@@ -31,6 +31,11 @@ struct TuneEntry {
 // problem; `auto` takes the entry measured nearest a problem of the same class
 // (registry/tuning.h), so a problem measured without a win keeps its sibling's out.
 std::vector<TuneEntry> choose_tuning(const Report& r, double margin = 0.03);
+// The same over several rounds of one run (gemm-tune --rounds): each label judged by its slowest
+// round's median, and only labels that ran and passed in every round. A plan that runs fast or
+// slow from launch to launch (a median of 0.086 ms in one round, 0.110 in the next: docs/history.md,
+// the tuning table) is then taken at its slow median, not at whichever mode one round caught.
+std::vector<TuneEntry> choose_tuning(const std::vector<Report>& rounds, double margin = 0.03);
 
 // The table file: {"tool", "device", "sms", "date", "command", "entries": [...]}, entries sorted
 // by dtype, transposes, class and shape. `previous`: an earlier table of the same device (or

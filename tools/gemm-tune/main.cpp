@@ -1,7 +1,9 @@
 // gemm-tune: times every eligible kernel and plan variant (tile, depth splits) over a grid of
 // shapes on this GPU, against `auto` without a table and cuBLAS, and writes the tuning table
 // `auto` reads (src/registry/tuning.h): per problem, the best kernel and plan where it beats the
-// planners by more than 3% (--margin), else an entry leaving it to the planners. Takes gemm-bench's options
+// planners by more than 3% (--margin), else an entry leaving it to the planners. With --rounds N
+// the whole measurement runs N times and each kernel or plan is judged by its slowest round's
+// median (a plan whose time moves from launch to launch is taken at its slow mode). Takes gemm-bench's options
 // (--suite, --sizes, --dtype, --trans, --kernels, ...); the kernels default to `auto` and every
 // kernel `auto` may pick.
 //   gemm-tune --suite decode --dtype fp32 --trans NN,NT --table src/registry/tuning/h100.json
@@ -27,6 +29,7 @@ int main(int argc, char** argv) {
   setenv("GEMMLAB_TUNING", "0", 1);
   std::string table = "tuning.json", command = "gemm-tune";
   double margin_pct = 3;  // how much faster than the planners' pick an entry's kernel must be
+  int rounds = 1;         // measurements of the whole grid; each label judged by its slowest
   std::vector<const char*> args{argv[0]};
   bool kernels_given = false;
   for (int i = 1; i < argc; ++i) {
@@ -46,6 +49,17 @@ int main(int argc, char** argv) {
       }
       continue;
     }
+    if (std::strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
+      char* end = nullptr;
+      const long v = std::strtol(argv[++i], &end, 10);
+      command += std::string(" ") + argv[i];
+      if (end == argv[i] || *end != '\0' || v < 1 || v > 10) {
+        std::cerr << "gemm-tune: --rounds takes a count in [1, 10], not " << argv[i] << "\n";
+        return 2;
+      }
+      rounds = static_cast<int>(v);
+      continue;
+    }
     if (std::strcmp(argv[i], "--kernels") == 0 || std::strcmp(argv[i], "-k") == 0)
       kernels_given = true;
     args.push_back(argv[i]);
@@ -56,8 +70,9 @@ int main(int argc, char** argv) {
       code >= 0) {
     (code == 0 ? std::cout : std::cerr)
         << message
-        << (code == 0 ? "\ngemm-tune: also --table PATH (default tuning.json) and --margin PCT (an "
-                        "entry's kernel beats the planners' pick by more than PCT%; default 3)\n"
+        << (code == 0 ? "\ngemm-tune: also --table PATH (default tuning.json), --margin PCT (an "
+                        "entry's kernel beats the planners' pick by more than PCT%; default 3) and "
+                        "--rounds N (measure N times, judge each by its slowest round; default 1)\n"
                       : "\n");
     return code;
   }
@@ -73,10 +88,15 @@ int main(int argc, char** argv) {
     return 3;
   }
   dev.read_bandwidth_gbs = measure_read_bandwidth_gbs();
-  const Report report = run_gpu_bench(opt, dev);
-  print_table(std::cout, report);
-  print_summary(std::cout, report);
-  if (!opt.json_path.empty()) {  // the whole run, variants included (gemm-bench's report format)
+  std::vector<Report> reports;
+  for (int round = 0; round < rounds; ++round) {
+    if (rounds > 1) std::cout << "\ngemm-tune: round " << round + 1 << " of " << rounds << "\n";
+    reports.push_back(run_gpu_bench(opt, dev));
+    print_table(std::cout, reports.back());
+    print_summary(std::cout, reports.back());
+  }
+  const Report& report = reports.front();
+  if (!opt.json_path.empty()) {  // the first round, variants included (gemm-bench's report format)
     std::ofstream f(opt.json_path);
     f << to_json(report).dump(1) << "\n";
   }
@@ -91,7 +111,7 @@ int main(int argc, char** argv) {
       std::cerr << "gemm-tune: " << table << " is not a table (" << e.what() << "): overwritten\n";
     }
   }
-  const std::vector<TuneEntry> entries = choose_tuning(report, margin_pct / 100);
+  const std::vector<TuneEntry> entries = choose_tuning(reports, margin_pct / 100);
   const nlohmann::json j = tuning_json(report, entries, command, have_previous ? &previous : nullptr);
   std::ofstream out(table);
   out << j.dump(1) << "\n";
@@ -110,7 +130,8 @@ int main(int argc, char** argv) {
               << shape_text(e.shape) << "  " << e.kernel << (e.plan.empty() ? "" : "[" + e.plan + "]")
               << "  " << e.ms << " ms (auto " << e.auto_kernel << " " << e.auto_ms << " ms, cuBLAS "
               << e.cublas_ms << " ms)\n";
-  for (const Row& r : report.rows)
-    if ((r.checked && !r.pass) || r.status.rfind("error", 0) == 0) return 4;
+  for (const Report& rep : reports)
+    for (const Row& r : rep.rows)
+      if ((r.checked && !r.pass) || r.status.rfind("error", 0) == 0) return 4;
   return 0;
 }
