@@ -34,6 +34,12 @@ int main(int argc, char** argv) {
   bool kernels_given = false;
   for (int i = 1; i < argc; ++i) {
     command += std::string(" ") + argv[i];
+    const bool own = std::strcmp(argv[i], "--table") == 0 || std::strcmp(argv[i], "--margin") == 0 ||
+                     std::strcmp(argv[i], "--rounds") == 0;
+    if (own && i + 1 == argc) {  // gemm-tune's own options all take a value
+      std::cerr << "gemm-tune: " << argv[i] << " needs a value\n";
+      return 2;
+    }
     if (std::strcmp(argv[i], "--table") == 0 && i + 1 < argc) {
       table = argv[++i];
       command += std::string(" ") + argv[i];
