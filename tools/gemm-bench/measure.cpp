@@ -60,6 +60,7 @@ std::string time_it(const std::function<cudaError_t()>& launch, const Options& o
     if (r == 0 && t * 1e-3 * reps > opt.max_seconds_per_row)
       reps = std::max(3, static_cast<int>(opt.max_seconds_per_row / (t * 1e-3)));
   }
+  row->ms_runs = ms;
   std::sort(ms.begin(), ms.end());
   row->reps = static_cast<int>(ms.size());
   row->ms_min = ms.front();

@@ -321,6 +321,7 @@ nlohmann::json to_json(const Report& r) {
                     {"ms_median", x.ms_median},
                     {"ms_min", x.ms_min},
                     {"ms_max", x.ms_max},
+                    {"ms_runs", x.ms_runs},
                     {"tflops", x.tflops},
                     {"gbs", x.ms_median > 0 ? min_bytes(x) / (x.ms_median * 1e-3) / 1e9 : 0.0},
                     {"pct_cublas", x.pct_cublas},

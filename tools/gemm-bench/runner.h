@@ -28,6 +28,7 @@ struct Row {
   std::string status = "ok";   // "ok", "skipped: <why>", "error: <what>"
   int reps = 0;
   double ms_median = 0, ms_min = 0, ms_max = 0;
+  std::vector<float> ms_runs;  // every timed run, in run order (launch-to-launch variance)
   double tflops = 0;
   double pct_cublas = 0;       // 100 * cuBLAS time / this time, same run; 0 if no cuBLAS row
   double speedup_vs_naive = 0; // simt/01_naive time / this time at the same shape; 0 if not run

@@ -20,9 +20,19 @@ struct TuneEntry {
   std::string kernel;                         // registry name
   gemmlab::PlanChoice choice;                 // all 0: the kernel's own planner
   std::string plan;                           // the choice's label ("" for the planner's)
-  double ms = 0, auto_ms = 0, cublas_ms = 0;  // medians of the same run (of its slowest round)
+  double ms = 0, auto_ms = 0, cublas_ms = 0;  // judged times (judged_ms) of its slowest round
   std::string auto_kernel;                    // what `auto` ran there
 };
+
+// The time gemm-tune judges a row by: the 90th percentile of its launches (Row::ms_runs,
+// nearest rank) where it has at least kJudgedMinRuns of them, else its median. A plan that runs
+// fast or slow from launch to launch (tf32 128 x 4096 x 14336 NN on 64 x 64 in 2 splits: 0.085
+// ms or 0.095-0.108 from one launch to the next, H100, docs/results/h100-launch-modes.txt) is
+// taken at its slow launches whenever one in ten or more of them is slow, not at the median a
+// run happened to catch; a `auto` user pays every launch. One slow launch in 20 (a first launch's
+// hiccup) is still left out.
+constexpr int kJudgedMinRuns = 10;
+double judged_ms(const Row& x);
 
 // Per problem of the plain call (f32 D, no bias or activation, batch 1) with an "auto" row and
 // candidates: the registry kernel or --variants row that passed its fp64 check and ran fastest,
@@ -32,9 +42,8 @@ struct TuneEntry {
 // (registry/tuning.h), so a problem measured without a win keeps its sibling's out.
 std::vector<TuneEntry> choose_tuning(const Report& r, double margin = 0.03);
 // The same over several rounds of one run (gemm-tune --rounds): each label judged by its slowest
-// round's median, and only labels that ran and passed in every round. A plan that runs fast or
-// slow from launch to launch (a median of 0.086 ms in one round, 0.110 in the next: docs/history.md,
-// the tuning table) is then taken at its slow median, not at whichever mode one round caught.
+// round's judged time (judged_ms), and only labels that ran and passed in every round: a plan
+// whose slow mode one round missed is still taken at the round that caught it.
 std::vector<TuneEntry> choose_tuning(const std::vector<Report>& rounds, double margin = 0.03);
 
 // The table file: {"tool", "device", "sms", "date", "command", "entries": [...]}, entries sorted

@@ -2,8 +2,9 @@
 // shapes on this GPU, against `auto` without a table and cuBLAS, and writes the tuning table
 // `auto` reads (src/registry/tuning.h): per problem, the best kernel and plan where it beats the
 // planners by more than 3% (--margin), else an entry leaving it to the planners. With --rounds N
-// the whole measurement runs N times and each kernel or plan is judged by its slowest round's
-// median (a plan whose time moves from launch to launch is taken at its slow mode). Takes gemm-bench's options
+// the whole measurement runs N times and each kernel or plan is judged by its slowest round. A
+// row is judged by the 90th percentile of its launches' times (gemm-bench/tune.h: judged_ms), so
+// a plan whose time moves from launch to launch is taken at its slow mode. Takes gemm-bench's options
 // (--suite, --sizes, --dtype, --trans, --kernels, ...); the kernels default to `auto` and every
 // kernel `auto` may pick.
 //   gemm-tune --suite decode --dtype fp32 --trans NN,NT --table src/registry/tuning/h100.json
