@@ -67,18 +67,11 @@ struct Seen {
   }
 };
 
-// A problem over the rounds: auto, cuBLAS, and every checked kernel or plan variant by its label
-// ("kernel[plan]").
+// A problem over the rounds of one L2 mode: auto, cuBLAS, and every checked kernel or plan variant
+// by its label ("kernel[plan]").
 struct Problem {
   Seen autos, cublas;
   std::map<std::string, Seen> candidates;
-  // The fastest by its slowest round, among those that ran and passed in every round.
-  const Seen* best(int rounds) const {
-    const Seen* b = nullptr;
-    for (const auto& [label, x] : candidates)
-      if (x.rounds == rounds && (!b || x.ms < b->ms)) b = &x;
-    return b;
-  }
 };
 
 TuneEntry entry_of(const Seen& best, const Problem& p) {
@@ -101,30 +94,53 @@ std::vector<TuneEntry> choose_tuning(const Report& r, double margin) {
 }
 
 std::vector<TuneEntry> choose_tuning(const std::vector<Report>& rounds, double margin) {
-  std::map<std::string, Problem> problems;
+  // Each L2 mode (flushed before every launch or left warm: Options::flush_l2) on its own rounds.
+  std::map<bool, int> mode_rounds;
+  std::map<std::string, std::map<bool, Problem>> problems;
   std::vector<std::string> order;
-  for (const Report& r : rounds)
+  for (const Report& r : rounds) {
+    const bool cold = r.options.flush_l2;
+    ++mode_rounds[cold];
     for (const Row& x : r.rows) {
       if (!plain_problem(x) || x.status != "ok" || x.ms_median <= 0) continue;
       if (x.checked && !x.pass) continue;
       const std::string key = problem_key(x);
       if (!problems.count(key)) order.push_back(key);
-      Problem& p = problems[key];
+      Problem& p = problems[key][cold];
       if (x.kernel == "cublas") p.cublas.add(x);
       else if (x.kernel == "auto") p.autos.add(x);
       else if (x.kernel != "cublaslt" && x.checked)
         p.candidates[x.kernel + "[" + x.plan + "]"].add(x);
     }
-  const int n = static_cast<int>(rounds.size());
+  }
   std::vector<TuneEntry> out;
   for (const std::string& key : order) {
-    const Problem& p = problems.at(key);
-    const Seen* best = p.best(n);
-    if (p.autos.rounds != n || !best) continue;
-    if (best->ms * (1.0 + margin) < p.autos.ms) {
-      out.push_back(entry_of(*best, p));
+    const std::map<bool, Problem>& modes = problems.at(key);
+    bool complete = modes.size() == mode_rounds.size();
+    for (const auto& [cold, p] : modes) complete = complete && p.autos.rounds == mode_rounds[cold];
+    if (!complete) continue;
+    // The entry's times are the flushed mode's where it was measured.
+    const Problem& ref = modes.count(true) ? modes.at(true) : modes.begin()->second;
+    // Each candidate that ran and passed in every round of every mode, by its worst time against
+    // auto's over the modes (with one mode: the fastest).
+    const Seen* best = nullptr;
+    double best_ratio = 0;
+    for (const auto& [label, x] : ref.candidates) {
+      double ratio = 0;
+      bool everywhere = true;
+      for (const auto& [cold, p] : modes) {
+        const auto it = p.candidates.find(label);
+        everywhere = everywhere && it != p.candidates.end() && it->second.rounds == mode_rounds[cold];
+        if (!everywhere) break;
+        ratio = std::max(ratio, it->second.ms / p.autos.ms);
+      }
+      if (everywhere && (!best || ratio < best_ratio)) best = &x, best_ratio = ratio;
+    }
+    if (!best) continue;  // no candidate measured everywhere: no entry
+    if (best_ratio * (1.0 + margin) < 1.0) {
+      out.push_back(entry_of(*best, ref));
     } else {  // the planners' own pick: an entry all the same, so no sibling's applies here
-      TuneEntry e = entry_of(p.autos, p);
+      TuneEntry e = entry_of(ref.autos, ref);
       e.kernel = gemmlab::kPlannersEntry, e.choice = {}, e.plan.clear();
       out.push_back(e);
     }

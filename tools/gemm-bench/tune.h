@@ -43,7 +43,10 @@ double judged_ms(const Row& x);
 std::vector<TuneEntry> choose_tuning(const Report& r, double margin = 0.03);
 // The same over several rounds of one run (gemm-tune --rounds): each label judged by its slowest
 // round's judged time (judged_ms), and only labels that ran and passed in every round: a plan
-// whose slow mode one round missed is still taken at the round that caught it.
+// whose slow mode one round missed is still taken at the round that caught it. Rounds measured
+// with the L2 left warm (Options::flush_l2 false: gemm-tune --warm) form a second mode judged on
+// its own: a kernel or plan is then ranked by its worse ratio to `auto` of the two modes and must
+// beat `auto` by the margin in both (an entry's times stay the flushed mode's).
 std::vector<TuneEntry> choose_tuning(const std::vector<Report>& rounds, double margin = 0.03);
 
 // The table file: {"tool", "device", "sms", "date", "command", "entries": [...]}, entries sorted

@@ -2,7 +2,9 @@
 // shapes on this GPU, against `auto` without a table and cuBLAS, and writes the tuning table
 // `auto` reads (src/registry/tuning.h): per problem, the best kernel and plan where it beats the
 // planners by more than 3% (--margin), else an entry leaving it to the planners. With --rounds N
-// the whole measurement runs N times and each kernel or plan is judged by its slowest round. A
+// the whole measurement runs N times and each kernel or plan is judged by its slowest round; with
+// --warm each round runs twice, with the L2 flushed before every launch and left warm, and an
+// entry must beat the planners' pick in both (gemm-bench/tune.h: choose_tuning). A
 // row is judged by the 90th percentile of its launches' times (gemm-bench/tune.h: judged_ms), so
 // a plan whose time moves from launch to launch is taken at its slow mode. Takes gemm-bench's options
 // (--suite, --sizes, --dtype, --trans, --kernels, ...); the kernels default to `auto` and every
@@ -31,10 +33,15 @@ int main(int argc, char** argv) {
   std::string table = "tuning.json", command = "gemm-tune";
   double margin_pct = 3;  // how much faster than the planners' pick an entry's kernel must be
   int rounds = 1;         // measurements of the whole grid; each label judged by its slowest
+  bool warm = false;      // each round also with the L2 left warm; an entry must win in both
   std::vector<const char*> args{argv[0]};
   bool kernels_given = false;
   for (int i = 1; i < argc; ++i) {
     command += std::string(" ") + argv[i];
+    if (std::strcmp(argv[i], "--warm") == 0) {
+      warm = true;
+      continue;
+    }
     const bool own = std::strcmp(argv[i], "--table") == 0 || std::strcmp(argv[i], "--margin") == 0 ||
                      std::strcmp(argv[i], "--rounds") == 0;
     if (own && i + 1 == argc) {  // gemm-tune's own options all take a value
@@ -79,7 +86,9 @@ int main(int argc, char** argv) {
         << message
         << (code == 0 ? "\ngemm-tune: also --table PATH (default tuning.json), --margin PCT (an "
                         "entry's kernel beats the planners' pick by more than PCT%; default 3) and "
-                        "--rounds N (measure N times, judge each by its slowest round; default 1)\n"
+                        "--rounds N (measure N times, judge each by its slowest round; default 1) "
+                        "and --warm (each round also with the L2 left warm between launches; an "
+                        "entry must beat the planners' pick in both)\n"
                       : "\n");
     return code;
   }
@@ -97,10 +106,16 @@ int main(int argc, char** argv) {
   dev.read_bandwidth_gbs = measure_read_bandwidth_gbs();
   std::vector<Report> reports;
   for (int round = 0; round < rounds; ++round) {
-    if (rounds > 1) std::cout << "\ngemm-tune: round " << round + 1 << " of " << rounds << "\n";
-    reports.push_back(run_gpu_bench(opt, dev));
-    print_table(std::cout, reports.back());
-    print_summary(std::cout, reports.back());
+    for (const bool cold : warm ? std::vector<bool>{true, false} : std::vector<bool>{opt.flush_l2}) {
+      if (rounds > 1 || warm)
+        std::cout << "\ngemm-tune: round " << round + 1 << " of " << rounds
+                  << (warm ? cold ? ", L2 flushed" : ", L2 warm" : "") << "\n";
+      Options o = opt;
+      o.flush_l2 = cold;
+      reports.push_back(run_gpu_bench(o, dev));
+      print_table(std::cout, reports.back());
+      print_summary(std::cout, reports.back());
+    }
   }
   const Report& report = reports.front();
   if (!opt.json_path.empty()) {  // the first round, variants included (gemm-bench's report format)
