@@ -74,6 +74,28 @@ struct Problem {
   std::map<std::string, Seen> candidates;
 };
 
+// A problem's rows by L2 mode (Options::flush_l2: true = flushed before every launch).
+using Modes = std::map<bool, Problem>;
+
+// The candidate that ran and passed in every round of every mode with the lowest worst ratio of
+// its time to auto's over the modes (with one mode: the fastest); null if none did.
+const Seen* best_everywhere(const Modes& modes, const std::map<bool, int>& mode_rounds,
+                            const Problem& ref, double* best_ratio) {
+  const Seen* best = nullptr;
+  for (const auto& [label, x] : ref.candidates) {
+    double ratio = 0;
+    bool everywhere = true;
+    for (const auto& [cold, p] : modes) {
+      const auto it = p.candidates.find(label);
+      everywhere = it != p.candidates.end() && it->second.rounds == mode_rounds.at(cold);
+      if (!everywhere) break;
+      ratio = std::max(ratio, it->second.ms / p.autos.ms);
+    }
+    if (everywhere && (!best || ratio < *best_ratio)) best = &x, *best_ratio = ratio;
+  }
+  return best;
+}
+
 TuneEntry entry_of(const Seen& best, const Problem& p) {
   const Row& r = *best.row;
   TuneEntry e;
@@ -96,7 +118,7 @@ std::vector<TuneEntry> choose_tuning(const Report& r, double margin) {
 std::vector<TuneEntry> choose_tuning(const std::vector<Report>& rounds, double margin) {
   // Each L2 mode (flushed before every launch or left warm: Options::flush_l2) on its own rounds.
   std::map<bool, int> mode_rounds;
-  std::map<std::string, std::map<bool, Problem>> problems;
+  std::map<std::string, Modes> problems;
   std::vector<std::string> order;
   for (const Report& r : rounds) {
     const bool cold = r.options.flush_l2;
@@ -115,27 +137,14 @@ std::vector<TuneEntry> choose_tuning(const std::vector<Report>& rounds, double m
   }
   std::vector<TuneEntry> out;
   for (const std::string& key : order) {
-    const std::map<bool, Problem>& modes = problems.at(key);
+    const Modes& modes = problems.at(key);
     bool complete = modes.size() == mode_rounds.size();
-    for (const auto& [cold, p] : modes) complete = complete && p.autos.rounds == mode_rounds[cold];
+    for (const auto& [cold, p] : modes) complete = complete && p.autos.rounds == mode_rounds.at(cold);
     if (!complete) continue;
     // The entry's times are the flushed mode's where it was measured.
     const Problem& ref = modes.count(true) ? modes.at(true) : modes.begin()->second;
-    // Each candidate that ran and passed in every round of every mode, by its worst time against
-    // auto's over the modes (with one mode: the fastest).
-    const Seen* best = nullptr;
     double best_ratio = 0;
-    for (const auto& [label, x] : ref.candidates) {
-      double ratio = 0;
-      bool everywhere = true;
-      for (const auto& [cold, p] : modes) {
-        const auto it = p.candidates.find(label);
-        everywhere = everywhere && it != p.candidates.end() && it->second.rounds == mode_rounds[cold];
-        if (!everywhere) break;
-        ratio = std::max(ratio, it->second.ms / p.autos.ms);
-      }
-      if (everywhere && (!best || ratio < best_ratio)) best = &x, best_ratio = ratio;
-    }
+    const Seen* best = best_everywhere(modes, mode_rounds, ref, &best_ratio);
     if (!best) continue;  // no candidate measured everywhere: no entry
     if (best_ratio * (1.0 + margin) < 1.0) {
       out.push_back(entry_of(*best, ref));

@@ -26,58 +26,96 @@
 #include "gemm-bench/tune.h"
 #include "registry/tuning.h"
 
-int main(int argc, char** argv) {
-  using namespace gemmbench;
-  // `auto` must be the planners' own: the table being written must not steer it.
-  setenv("GEMMLAB_TUNING", "0", 1);
+namespace {
+
+// gemm-tune's own options; the rest go on to gemm-bench's parser (args).
+struct TuneArgs {
   std::string table = "tuning.json", command = "gemm-tune";
   double margin_pct = 3;  // how much faster than the planners' pick an entry's kernel must be
   int rounds = 1;         // measurements of the whole grid; each label judged by its slowest
   bool warm = false;      // each round also with the L2 left warm; an entry must win in both
-  std::vector<const char*> args{argv[0]};
   bool kernels_given = false;
+  std::vector<const char*> args;
+};
+
+// -1 when the arguments parse, else the exit code (a message on stderr).
+int parse_tune_args(int argc, char** argv, TuneArgs* t) {
+  t->args = {argv[0]};
   for (int i = 1; i < argc; ++i) {
-    command += std::string(" ") + argv[i];
+    t->command += std::string(" ") + argv[i];
     if (std::strcmp(argv[i], "--warm") == 0) {
-      warm = true;
+      t->warm = true;
       continue;
     }
     const bool own = std::strcmp(argv[i], "--table") == 0 || std::strcmp(argv[i], "--margin") == 0 ||
                      std::strcmp(argv[i], "--rounds") == 0;
-    if (own && i + 1 == argc) {  // gemm-tune's own options all take a value
+    if (own && i + 1 == argc) {  // gemm-tune's own options but --warm take a value
       std::cerr << "gemm-tune: " << argv[i] << " needs a value\n";
       return 2;
     }
-    if (std::strcmp(argv[i], "--table") == 0 && i + 1 < argc) {
-      table = argv[++i];
-      command += std::string(" ") + argv[i];
+    if (std::strcmp(argv[i], "--table") == 0) {
+      t->table = argv[++i];
+      t->command += std::string(" ") + argv[i];
       continue;
     }
-    if (std::strcmp(argv[i], "--margin") == 0 && i + 1 < argc) {
+    if (std::strcmp(argv[i], "--margin") == 0) {
       char* end = nullptr;
-      margin_pct = std::strtod(argv[++i], &end);
-      command += std::string(" ") + argv[i];
-      if (end == argv[i] || *end != '\0' || !(margin_pct >= 0 && margin_pct < 100)) {
+      t->margin_pct = std::strtod(argv[++i], &end);
+      t->command += std::string(" ") + argv[i];
+      if (end == argv[i] || *end != '\0' || !(t->margin_pct >= 0 && t->margin_pct < 100)) {
         std::cerr << "gemm-tune: --margin takes a percentage in [0, 100), not " << argv[i] << "\n";
         return 2;
       }
       continue;
     }
-    if (std::strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
+    if (std::strcmp(argv[i], "--rounds") == 0) {
       char* end = nullptr;
       const long v = std::strtol(argv[++i], &end, 10);
-      command += std::string(" ") + argv[i];
+      t->command += std::string(" ") + argv[i];
       if (end == argv[i] || *end != '\0' || v < 1 || v > 10) {
         std::cerr << "gemm-tune: --rounds takes a count in [1, 10], not " << argv[i] << "\n";
         return 2;
       }
-      rounds = static_cast<int>(v);
+      t->rounds = static_cast<int>(v);
       continue;
     }
     if (std::strcmp(argv[i], "--kernels") == 0 || std::strcmp(argv[i], "-k") == 0)
-      kernels_given = true;
-    args.push_back(argv[i]);
+      t->kernels_given = true;
+    t->args.push_back(argv[i]);
   }
+  return -1;
+}
+
+// The problems' entries this run chose, a line each.
+void print_entries(const std::vector<gemmbench::TuneEntry>& entries, double margin_pct,
+                   size_t table_entries, const std::string& table) {
+  size_t wins = 0;
+  for (const gemmbench::TuneEntry& e : entries) wins += e.kernel != gemmlab::kPlannersEntry;
+  std::cout << "\ngemm-tune: " << entries.size() << " problem(s), " << wins
+            << " where a kernel or plan beat auto by more than " << margin_pct
+            << "% (the others: the planners'); " << table_entries << " entries in " << table << "\n";
+  for (const gemmbench::TuneEntry& e : entries)
+    std::cout << "  " << gemmlab::precision_name(e.dtype) << " " << e.trans << " "
+              << gemmbench::shape_text(e.shape) << "  " << e.kernel
+              << (e.plan.empty() ? "" : "[" + e.plan + "]") << "  " << e.ms << " ms (auto "
+              << e.auto_kernel << " " << e.auto_ms << " ms, cuBLAS " << e.cublas_ms << " ms)\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace gemmbench;
+  // `auto` must be the planners' own: the table being written must not steer it.
+  setenv("GEMMLAB_TUNING", "0", 1);
+  TuneArgs t;
+  if (const int code = parse_tune_args(argc, argv, &t); code >= 0) return code;
+  const std::string& table = t.table;
+  const std::string& command = t.command;
+  const double margin_pct = t.margin_pct;
+  const int rounds = t.rounds;
+  const bool warm = t.warm;
+  std::vector<const char*>& args = t.args;
+  const bool kernels_given = t.kernels_given;
   Options opt;
   std::string message;
   if (const int code = parse_options(static_cast<int>(args.size()), args.data(), &opt, &message);
@@ -141,17 +179,7 @@ int main(int argc, char** argv) {
     std::cerr << "gemm-tune: could not write " << table << "\n";
     return 1;
   }
-  size_t wins = 0;
-  for (const TuneEntry& e : entries) wins += e.kernel != gemmlab::kPlannersEntry;
-  std::cout << "\ngemm-tune: " << entries.size() << " problem(s), " << wins
-            << " where a kernel or plan beat auto by more than " << margin_pct
-            << "% (the others: the planners'); "
-            << j["entries"].size() << " entries in " << table << "\n";
-  for (const TuneEntry& e : entries)
-    std::cout << "  " << gemmlab::precision_name(e.dtype) << " " << e.trans << " "
-              << shape_text(e.shape) << "  " << e.kernel << (e.plan.empty() ? "" : "[" + e.plan + "]")
-              << "  " << e.ms << " ms (auto " << e.auto_kernel << " " << e.auto_ms << " ms, cuBLAS "
-              << e.cublas_ms << " ms)\n";
+  print_entries(entries, margin_pct, j["entries"].size(), table);
   for (const Report& rep : reports)
     for (const Row& r : rep.rows)
       if ((r.checked && !r.pass) || r.status.rfind("error", 0) == 0) return 4;
