@@ -120,5 +120,27 @@ TEST(Sanitize, TmaStoreEpilogue) {
   }
 }
 
+// wgmma/pingpong's turns: 162 tiles of 128 x 128 on at most 132 CTAs, so the second warpgroup
+// of some CTAs runs its tile after the first's (turn barriers, ring laps: 6 k-blocks), bf16 D
+// with a bias and GELU through TMA; and an fp32 D read in place (beta != 0: the staged stores).
+TEST(Sanitize, PingpongTurns) {
+  GEMMLAB_REQUIRE_GPU();
+  if (current_cc() < 90) GTEST_SKIP() << "wgmma/pingpong needs sm_90a";
+  ExSpec a;
+  a.precision = Precision::BF16, a.m = 1152, a.n = 1152, a.k = 384, a.batch = 2;
+  a.d_type = DType::BF16, a.null_c = true, a.bias = true, a.act = Activation::GeluTanh;
+  ExSpec b = a;
+  b.precision = Precision::FP16, b.d_type = DType::F32, b.null_c = false, b.beta = 0.5f;
+  b.bias = false, b.act = Activation::None, b.in_place = true;
+  for (const ExSpec& s : {a, b}) {
+    SCOPED_TRACE(describe(s));
+    ExProblem d(s);
+    ASSERT_EQ(d.error(), "");
+    EpilogueReference r;
+    ASSERT_EQ(d.reference(&r), "");
+    EXPECT_EQ(d.run_and_check(r, "wgmma/pingpong"), "");
+  }
+}
+
 }  // namespace
 }  // namespace gemmlab::test

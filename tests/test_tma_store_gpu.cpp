@@ -52,18 +52,27 @@ TEST(TmaStore, StorableWhereTmaCanWriteDAndCIsNotRead) {
   EXPECT_TRUE(sm90::tma_storable(p));
   p.stride_d = 0;  // one D for every entry: not a TMA tensor
   EXPECT_FALSE(sm90::tma_storable(p));
+  // wgmma/pingpong stores a plain fp32 D through TMA too (under the other warpgroup's main loop).
+  p = storable_problem(), p.d_type = DType::F32;
+  EXPECT_TRUE(sm90::tma_storable(p, /*plain_f32=*/true));
+  p.beta = 1.f;
+  EXPECT_FALSE(sm90::tma_storable(p, true));
 }
 
-void expect_wgmma03_correct(const ExSpec& s) {
+constexpr const char* kPingpong = "wgmma/pingpong";
+
+void expect_tma_store_correct(const ExSpec& s, const char* kernel = kWgmma03) {
   SCOPED_TRACE(describe(s));
   ExProblem d(s);
   ASSERT_EQ(d.error(), "");
   GemmProblem p = d.problem();
-  ASSERT_TRUE(sm90::tma_storable(p)) << "the case must take the TMA-store epilogue";
+  ASSERT_TRUE(sm90::tma_storable(p, std::string(kernel) == kPingpong))
+      << "the case must take the TMA-store epilogue";
   EpilogueReference r;
   ASSERT_EQ(d.reference(&r), "");
-  EXPECT_EQ(d.run_and_check(r, kWgmma03), "");
+  EXPECT_EQ(d.run_and_check(r, kernel), "");
 }
+void expect_wgmma03_correct(const ExSpec& s) { expect_tma_store_correct(s); }
 
 int64_t round_up(int64_t x, int64_t to) { return (x + to - 1) / to * to; }
 
@@ -134,6 +143,58 @@ TEST(TmaStore, Wgmma03GraphReplayAndTwoStreamsKeepTheBits) {
   for (const ExSpec& spec : {plain, streamk}) {
     ASSERT_TRUE(sm90::tma_storable(ExProblem(spec).problem()));
     expect_same_bits_in_graphs_and_streams(spec, kWgmma03);
+  }
+}
+
+// wgmma/pingpong: each warpgroup's 128 x 128 tiles in turn, its epilogue under the other's main
+// loop. Every D dtype (a plain fp32 D through TMA too), edges that cut its tiles and boxes
+// (m64n8 edge tiles, 1-row and 8-row strips), padded D rows, batches with a gap, bias and every
+// activation, all four transposes; and grids of many tiles per CTA (3000 x 3000: 576 tiles, so
+// each warpgroup takes 2-3 in turn, K of 7-9 k-blocks: more than the 6-stage ring, so a
+// warpgroup's tile starts laps after the other's).
+TEST(TmaStore, PingpongEveryDTypeEdgesPaddingBatchesManyTiles) {
+  GEMMLAB_REQUIRE_GPU();
+  if (current_cc() < 90) GTEST_SKIP() << "wgmma/pingpong needs sm_90a";
+  struct Shape {
+    int64_t m, n, k;
+  };
+  const Shape shapes[] = {{1, 8, 1},      {129, 264, 70},   {64, 520, 33},   {300, 16, 128},
+                          {520, 200, 64}, {3000, 3000, 448}, {2049, 3000, 576}};
+  const Activation acts[] = {Activation::None, Activation::GeluTanh, Activation::ReLU,
+                             Activation::SiLU, Activation::GeluErf};
+  const Op ops[][2] = {{Op::N, Op::N}, {Op::N, Op::T}, {Op::T, Op::N}, {Op::T, Op::T}};
+  int i = 0;
+  for (Precision prec : {Precision::BF16, Precision::FP16})
+    for (DType dt : {DType::BF16, DType::F16, DType::F32})
+      for (const Shape& sh : shapes) {
+        ExSpec s;
+        s.precision = prec, s.m = sh.m, s.n = sh.n, s.k = sh.k, s.d_type = dt, s.null_c = true;
+        s.op_a = ops[i % 4][0], s.op_b = ops[i % 4][1];
+        s.ldd = sh.n + 8 * (1 + i % 2);
+        s.act = acts[i % 5], s.alpha = i % 3 == 0 ? 0.5f : 1.f;
+        s.bias = i % 2 == 0;
+        s.bias_type = i % 4 == 0 ? (prec == Precision::BF16 ? DType::BF16 : DType::F16) : DType::F32;
+        if (i % 3 == 1 && sh.m * sh.n < 1000000) s.batch = 2, s.stride_d = sh.m * s.ldd + 8;
+        s.seed = 400 + i++;
+        expect_tma_store_correct(s, kPingpong);
+      }
+}
+
+// wgmma/pingpong's bits under graph capture and replay and on two streams at once equal the eager
+// run's (a grid of many tiles per CTA, bf16 D with bias + GELU; a plain fp32 D).
+TEST(TmaStore, PingpongGraphReplayAndTwoStreamsKeepTheBits) {
+  GEMMLAB_REQUIRE_GPU();
+  if (current_cc() < 90) GTEST_SKIP() << "wgmma/pingpong needs sm_90a";
+  ExSpec a;
+  a.precision = Precision::BF16, a.m = 2000, a.n = 2048, a.k = 512;
+  a.d_type = DType::BF16, a.null_c = true, a.bias = true, a.bias_type = DType::BF16;
+  a.act = Activation::GeluTanh, a.seed = 500;
+  ExSpec b = a;
+  b.precision = Precision::FP16, b.d_type = DType::F32, b.bias = false, b.act = Activation::None;
+  b.batch = 3, b.m = 1024, b.n = 1024, b.seed = 501;
+  for (const ExSpec& spec : {a, b}) {
+    ASSERT_TRUE(sm90::tma_storable(ExProblem(spec).problem(), true));
+    expect_same_bits_in_graphs_and_streams(spec, kPingpong);
   }
 }
 

@@ -195,6 +195,25 @@ TEST(WgmmaPlan, SplitKSlicesCoverTheDepthInOneWave) {
   EXPECT_FALSE(wgmma_plan::split_k_pays(128, 128, 131072, 2, kH100)) << "a batch";
 }
 
+// wgmma/pingpong over wgmma/03 where its epilogue, hidden under the other warpgroup's main loop,
+// is a large share of a tile and both warpgroups of every SM have tiles (the measured cases of
+// docs/history.md: wgmma/pingpong).
+TEST(WgmmaPlan, PingpongPaysForShortKOverManyTiles) {
+  using wgmma_plan::pingpong_pays;
+  EXPECT_TRUE(pingpong_pays(512, 512, 512, 64, true, kH100));
+  EXPECT_TRUE(pingpong_pays(512, 512, 512, 64, false, kH100));
+  EXPECT_TRUE(pingpong_pays(4096, 4096, 512, 1, false, kH100));
+  EXPECT_TRUE(pingpong_pays(256, 256, 256, 128, false, kH100));
+  EXPECT_TRUE(pingpong_pays(1024, 1024, 1024, 16, false, kH100)) << "1024^2 entries, bf16 D";
+  EXPECT_TRUE(pingpong_pays(8192, 8192, 1024, 1, true, kH100)) << "K = 1024, fp32 D";
+  EXPECT_FALSE(pingpong_pays(8192, 8192, 1024, 1, false, kH100)) << "K = 1024, bf16 D, large";
+  EXPECT_FALSE(pingpong_pays(4096, 4096, 2048, 1, true, kH100)) << "K = 2048";
+  EXPECT_FALSE(pingpong_pays(4096, 4096, 4096, 1, false, kH100));
+  EXPECT_FALSE(pingpong_pays(2048, 2048, 512, 1, true, kH100)) << "256 tiles: < 2 per SM";
+  EXPECT_FALSE(pingpong_pays(768, 768, 768, 1, true, kH100)) << "36 tiles";
+  EXPECT_FALSE(pingpong_pays(4096, 4096, 64, 1, true, kH100)) << "K below the measured range";
+}
+
 // Padding 16-byte-aligned rows to 128 bytes (wgmma/host.cu): 16-bit only, where the copy is a
 // small share of the GEMM: 0.3 for an MN-major operand, 0.5 for a K-major B.
 TEST(WgmmaPlan, RowPaddingPaysOnlyAgainstALargeGemm) {

@@ -45,6 +45,7 @@ extern const KernelDesc kWgmmaWarpSpecializedPersistent;
 extern const KernelDesc kWgmmaSplitK;  // split_k.cu: deep K, few tiles
 extern const KernelDesc kWgmmaDecode;  // decode.cu: 16-bit, m <= 256 (or n <= 64), swapped
 extern const KernelDesc kWgmmaSmall;   // small.cu: 16-bit, C too small for 128 x 256 tiles
+extern const KernelDesc kWgmmaPingpong;  // pingpong.cu: 16-bit, epilogue under the next main loop
 // ---- wgmma: end ----
 
 const std::vector<KernelDesc>& all_kernels() {
@@ -82,6 +83,7 @@ const std::vector<KernelDesc>& all_kernels() {
       kWgmmaSplitK,
       kWgmmaDecode,
       kWgmmaSmall,
+      kWgmmaPingpong,
       // wgmma: end
   };
   return kernels;

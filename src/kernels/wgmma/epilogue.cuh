@@ -292,12 +292,13 @@ __device__ __forceinline__ void write_box(uint8_t* box, const float (&v)[kVals],
 
 // kEs: D's element bytes (2: bf16 / fp16, 4: fp32). (row0, col0): the fragment's origin in D; z: the batch entry
 // (the map's third coordinate). bias_smem: the warpgroup's kTileBiasBytes block; bias_word:
-// load_bias_word(ep, col0), loaded before the tile's main loop.
+// load_bias_word(ep, col0), loaded before the tile's main loop. stage_bias = false: the block
+// already holds this tile's words (a second fragment of the same columns: wgmma/pingpong).
 template <int kN, int kEs>
 __device__ __forceinline__ void store_fragment_tma(const Epilogue& ep, const float (&d)[kN / 2],
                                                    uint8_t* buf, int wg_bar, const CUtensorMap* map,
                                                    int row0, int col0, int z, uint32_t* bias_smem,
-                                                   uint32_t bias_word) {
+                                                   uint32_t bias_word, bool stage_bias = true) {
   constexpr int kW = 128 / kEs;              // D columns per box (128 bytes)
   constexpr int kGroups = kW / 8;            // fragment groups of 8 columns per box
   constexpr int kVals = 4 * kGroups;         // a thread's values per box
@@ -311,7 +312,7 @@ __device__ __forceinline__ void store_fragment_tma(const Epilogue& ep, const flo
   // Each warp stores its own 16 rows: boxes of 16 rows x 128 bytes in its quarter of the buffer
   // (two 2 KB halves), handed to TMA by its lane 0; no barrier between the warps.
   uint8_t* wbuf = buf + warp * 2 * kTmaStoreBoxBytes;
-  if (ep.bias && !bias32) {
+  if (ep.bias && !bias32 && stage_bias) {
     // (the last tile's words were all read before this barrier)
     bias_smem[threadIdx.x % 128] = bias_word;
     warpgroup_bar(wg_bar);

@@ -209,12 +209,13 @@ cudaError_t make_tensor_map(CUtensorMap* map, const TmaOperand& x, Precision pre
   return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
 
-bool tma_storable(const GemmProblem& p) {
+bool tma_storable(const GemmProblem& p, bool plain_f32) {
   const int64_t eb = dtype_bytes(p.d_type);
-  // An fp32 D only with a bias or an activation: the plain fp32 store measured as fast staged
-  // (4096^3) or faster (64 x 512^3), the epilogue with work faster here (docs/history.md).
+  // An fp32 D only with a bias or an activation: in wgmma/03 the plain fp32 store measured as
+  // fast staged (4096^3) or faster (64 x 512^3), the epilogue with work faster here
+  // (docs/history.md).
   const bool f32_plain = p.d_type == DType::F32 && p.bias == nullptr && p.act == Activation::None;
-  return !f32_plain && p.beta == 0.f && (p.n * eb) % 16 == 0 &&
+  return (plain_f32 || !f32_plain) && p.beta == 0.f && (p.n * eb) % 16 == 0 &&
          reinterpret_cast<uintptr_t>(p.D) % 16 == 0 && (p.ldd * eb) % 16 == 0 &&
          (p.batch <= 1 || (p.stride_d > 0 && (p.stride_d * eb) % 16 == 0)) &&
          p.n < (int64_t{1} << 32);

@@ -73,7 +73,9 @@ cudaError_t make_tensor_map(CUtensorMap* map, const TmaOperand& x, Precision pre
 // of 16 bytes. The row length too: a TMA store clips at the tensor's edge only to 16 bytes (H100:
 // a 1-column bf16 D got 7 padding elements written). An fp32 D keeps the staged epilogue: through
 // TMA stores (32-column boxes) it ran 2% slower (bf16 4096^3 and 8192^3, H100).
-bool tma_storable(const GemmProblem& p);
+// plain_f32: an fp32 D without bias or activation too (wgmma/pingpong, whose stores run under
+// the other warpgroup's main loop).
+bool tma_storable(const GemmProblem& p, bool plain_f32 = false);
 // A 3-D map of D (n columns x m rows x batch entries) whose box is 16 rows x 128 bytes, 128-byte
 // swizzle (store_fragment_tma's box: a warp's rows).
 cudaError_t make_store_map(CUtensorMap* map, const GemmProblem& p);

@@ -86,6 +86,14 @@ namespace {
 int64_t tiles_of(int64_t m, int64_t n) { return ((m + kBM - 1) / kBM) * ((n + kBN - 1) / kBN); }
 }  // namespace
 
+bool pingpong_pays(int64_t m, int64_t n, int64_t k, int64_t batch, bool f32_d,
+                   const DeviceDesc& dev) {
+  const int64_t tiles = ((m + 127) / 128) * ((n + 127) / 128) * batch;
+  if (tiles < 2 * static_cast<int64_t>(dev.sms) || k < 256) return false;  // (K < 256: not measured)
+  if (k <= 512) return true;
+  return k <= 1024 && (f32_d || m * n <= 1024 * 1024);
+}
+
 bool slices_on_strips(int64_t m, int64_t n, Precision p, bool a_k_major) {
   return half_precision(p) || (p == Precision::TF32 && a_k_major && m * n < 512 * 512);
 }

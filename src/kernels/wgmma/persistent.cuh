@@ -1,0 +1,53 @@
+// The pieces wgmma/03 and wgmma/pingpong share: a strided batch walked as one tile sequence, and
+// the producer thread's loads of one tile's k-blocks into the stage ring.
+#pragma once
+
+#include "kernels/common/tile_schedule.h"
+#include "kernels/wgmma/sm90.cuh"
+
+namespace gemmlab {
+namespace sm90 {
+
+// A strided batch: the kernel's tiles run over every entry (entry-major), so a persistent CTA
+// or a stream-k run crosses from one entry into the next like from one tile to the next.
+struct Batch {
+  int count;              // entries
+  int a_step, b_step;     // 1: a / b has an entry per batch entry (3-D map); 0: broadcast
+  int64_t stride_c, stride_d;
+};
+
+// A tile of the whole batch: its entry and its place in that entry's C.
+struct BatchTile {
+  int entry;
+  TileCoord tc;
+};
+
+// Producer: k-blocks [kb0, kb1) of tile bt into the ring.
+template <class TileT, class RingT>
+__device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensorMap* map_b,
+                                        const CUtensorMap* map_a_edge, const CUtensorMap* map_b_edge,
+                                        uint8_t* smem, RingT& ring, BatchTile bt, const Batch& batch,
+                                        int rows, int cols, int kb0, int kb1) {
+  const TileCoord tc = bt.tc;
+  const int za = bt.entry * batch.a_step, zb = bt.entry * batch.b_step;
+  const bool edge_a = rows - tc.row0 <= TileT::kEdgeRows;
+  const bool edge_b = cols - tc.col0 <= TileT::kEdgeRows;
+  const uint32_t bytes = (edge_a ? TileT::kAEdgeBytes : TileT::kABytes) +
+                         (edge_b ? TileT::kBEdgeBytes : TileT::kBBytes);
+  for (int kb = kb0; kb < kb1; ++kb, ring.advance()) {
+    // Wait until the slot's consumers released it. On the first pass the wait is for the phase
+    // before the barrier's first one, which counts as complete.
+    mbar_wait(&ring.empty[ring.s], ring.phase ^ 1);
+    uint8_t* stage = smem + ring.s * TileT::kBytes;
+    uint64_t* full = &ring.full[ring.s];
+    mbar_arrive_expect_tx(full, bytes);  // OOB zero-fill still counts full boxes
+    const int k0 = kb * TileT::kBK;
+    if (edge_a) TileT::load_a_edge(map_a, map_a_edge, stage, full, tc.row0, k0, za);
+    else TileT::load_a(map_a, stage, full, tc.row0, k0, za);
+    if (edge_b) TileT::load_b_edge(map_b, map_b_edge, stage, full, tc.col0, k0, zb);
+    else TileT::load_b(map_b, stage, full, tc.col0, k0, zb);
+  }
+}
+
+}  // namespace sm90
+}  // namespace gemmlab
