@@ -205,9 +205,11 @@ TEST(WgmmaPlan, PingpongPaysForShortKOverManyTiles) {
   EXPECT_TRUE(pingpong_pays(4096, 4096, 512, 1, false, kH100));
   EXPECT_TRUE(pingpong_pays(256, 256, 256, 128, false, kH100));
   EXPECT_TRUE(pingpong_pays(1024, 1024, 1024, 16, false, kH100)) << "1024^2 entries, bf16 D";
-  EXPECT_TRUE(pingpong_pays(8192, 8192, 1024, 1, true, kH100)) << "K = 1024, fp32 D";
-  EXPECT_FALSE(pingpong_pays(8192, 8192, 1024, 1, false, kH100)) << "K = 1024, bf16 D, large";
-  EXPECT_FALSE(pingpong_pays(4096, 4096, 2048, 1, true, kH100)) << "K = 2048";
+  EXPECT_TRUE(pingpong_pays(1024, 1024, 2048, 16, false, kH100)) << "1024^2 entries, K = 2048";
+  EXPECT_TRUE(pingpong_pays(8192, 8192, 1024, 1, true, kH100)) << "K = 1024, fp32 D or GELU";
+  EXPECT_FALSE(pingpong_pays(8192, 8192, 1024, 1, false, kH100)) << "K = 1024, plain bf16 D, large";
+  EXPECT_FALSE(pingpong_pays(4096, 4096, 2048, 1, true, kH100)) << "K = 2048, large entries";
+  EXPECT_FALSE(pingpong_pays(1024, 1024, 4096, 16, true, kH100)) << "K = 4096";
   EXPECT_FALSE(pingpong_pays(4096, 4096, 4096, 1, false, kH100));
   EXPECT_FALSE(pingpong_pays(2048, 2048, 512, 1, true, kH100)) << "256 tiles: < 2 per SM";
   EXPECT_FALSE(pingpong_pays(768, 768, 768, 1, true, kH100)) << "36 tiles";

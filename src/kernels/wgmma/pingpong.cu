@@ -269,8 +269,8 @@ cudaError_t launch(const GemmProblem& p) {
 }
 
 int auto_priority(const GemmProblem& p) {
-  return wgmma_plan::pingpong_pays(p.m, p.n, p.k, p.batch, p.d_type == DType::F32,
-                                   current_device_desc())
+  const bool heavy = p.d_type == DType::F32 || p.act != Activation::None;
+  return wgmma_plan::pingpong_pays(p.m, p.n, p.k, p.batch, heavy, current_device_desc())
              ? 210  // above wgmma/03 (200)
              : 0;
 }

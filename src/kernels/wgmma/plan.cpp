@@ -86,12 +86,14 @@ namespace {
 int64_t tiles_of(int64_t m, int64_t n) { return ((m + kBM - 1) / kBM) * ((n + kBN - 1) / kBN); }
 }  // namespace
 
-bool pingpong_pays(int64_t m, int64_t n, int64_t k, int64_t batch, bool f32_d,
+bool pingpong_pays(int64_t m, int64_t n, int64_t k, int64_t batch, bool heavy_epilogue,
                    const DeviceDesc& dev) {
   const int64_t tiles = ((m + 127) / 128) * ((n + 127) / 128) * batch;
   if (tiles < 2 * static_cast<int64_t>(dev.sms) || k < 256) return false;  // (K < 256: not measured)
+  const bool small_entries = m * n <= 1024 * 1024;
   if (k <= 512) return true;
-  return k <= 1024 && (f32_d || m * n <= 1024 * 1024);
+  if (k <= 1024) return heavy_epilogue || small_entries;
+  return k <= 2048 && small_entries;
 }
 
 bool slices_on_strips(int64_t m, int64_t n, Precision p, bool a_k_major) {

@@ -56,12 +56,13 @@ int auto_priority(const GemmProblem& p, const DeviceDesc& dev);
 // Where `auto` takes wgmma/pingpong (each consumer warpgroup on its own 128 x 128 tiles, one's
 // epilogue under the other's main loop) over wgmma/03, 16-bit inputs: both warpgroups of every
 // SM have tiles (at least 2 x SMs of them over the batch), and the main loop is short next to the
-// epilogue: 256 <= K <= 512, or K <= 1024 with an fp32 D or entries of at most 1024 x 1024 (K
-// below 256 was not measured). Measured
-// (H100, docs/history.md: wgmma/pingpong): pingpong / wgmma/03 1.00-1.11 at K <= 512, 1.04-1.13
-// at K = 1024 with an fp32 D; with a bf16 D at K = 1024 1.02-1.06 on 1024^2 entries but 0.94-0.99
-// on 2048^2-8192^2; at K >= 2048 0.91-0.97 (the 128 x 128 tiles read a third more from L2 per flop).
-bool pingpong_pays(int64_t m, int64_t n, int64_t k, int64_t batch, bool f32_d,
+// epilogue: 256 <= K <= 512; K <= 1024 with a heavy epilogue (an fp32 D or an activation) or
+// entries of at most 1024 x 1024; K <= 2048 with such entries (K below 256 was not measured).
+// Measured (H100, docs/history.md: wgmma/pingpong), pingpong / wgmma/03: 1.00-1.11 at K <= 512;
+// at K = 1024 1.04-1.13 with an fp32 D, 1.06-1.13 with GELU, 1.02-1.06 on 1024^2 entries, but
+// 0.94-1.00 with a plain 16-bit D on 2048^2-8192^2; at K = 2048 1.01-1.09 on 1024^2 entries and
+// 0.86-0.99 on 4096^2; at K = 4096 0.84-0.87 (128 x 128 tiles read a third more from L2 per flop).
+bool pingpong_pays(int64_t m, int64_t n, int64_t k, int64_t batch, bool heavy_epilogue,
                    const DeviceDesc& dev);
 
 // wgmma/split_k's slices of an m x n C run on the strips kernel (wgmma/small) for 16-bit inputs,
