@@ -183,16 +183,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int entry_tiles = ceil_div(rows, kBM) * ceil_div(cols, kBN);
   const int tiles = entry_tiles * batch.count;
   const auto tile_at = [&](int tile) {
-    const int entry = tile / entry_tiles;
-    return BatchTile{entry, tile_heavy_first(tile - entry * entry_tiles, kBM, kBN, order.rows,
-                                             order.cols, kGroupRows)};
+    return batch_tile(tile, entry_tiles, kBM, kBN, order.rows, order.cols, kGroupRows);
   };
   if (threadIdx.x == 0) {
-    prefetch_tensor_map(&map_a);
-    prefetch_tensor_map(&map_b);
-    prefetch_tensor_map(&map_a_edge);
-    prefetch_tensor_map(&map_b_edge);
-    if constexpr (kEpi == kEpiTma) prefetch_tensor_map(&map_d);
+    prefetch_maps(&map_a, &map_b, &map_a_edge, &map_b_edge, kEpi == kEpiTma ? &map_d : nullptr);
     for (int s = 0; s < kStages; ++s) {
       mbar_init(&ring.full[s], 1);   // the producer's arrive_expect_tx (+ the TMA bytes)
       mbar_init(&ring.empty[s], 2);  // one arrive per consumer warpgroup
@@ -327,12 +321,8 @@ template <typename T, bool kAK, bool kBK, bool kSwapped, int kEpi>
 cudaError_t launch_typed(const GemmProblem& p, const PreparedOperands& ops) {
   using TileT = Tile<T, kAK, kBK>;
   static_assert(TileT::kBK * sizeof(T) == 128, "k_blocks_of: 128 bytes of K per stage");
-  CUtensorMap map_a, map_b, map_a_edge, map_b_edge, map_d{};
-  cudaError_t e = make_tensor_map(&map_a, ops.a, p.precision, kBM);
-  if (e == cudaSuccess) e = make_tensor_map(&map_b, ops.b, p.precision, kBN);
-  if (e == cudaSuccess) e = make_tensor_map(&map_a_edge, ops.a, p.precision, TileT::kEdgeRows);
-  if (e == cudaSuccess) e = make_tensor_map(&map_b_edge, ops.b, p.precision, TileT::kEdgeRows);
-  if (e == cudaSuccess && kEpi == kEpiTma) e = make_store_map(&map_d, p);
+  KernelMaps m;
+  cudaError_t e = make_kernel_maps(p, ops, kBM, kBN, TileT::kEdgeRows, kEpi == kEpiTma, &m);
   if (e != cudaSuccess) return e;
   auto* kern = ws_persistent_kernel<T, kAK, kBK, kSwapped, kEpi>;
   constexpr int smem = smem_bytes<T, kAK, kBK>();
@@ -352,11 +342,10 @@ cudaError_t launch_typed(const GemmProblem& p, const PreparedOperands& ops) {
       counter = nullptr;
     }
   }
-  const Batch batch{static_cast<int>(p.batch), ops.a.batched() ? 1 : 0, ops.b.batched() ? 1 : 0,
-                    p.stride_c, p.stride_d};
+  const Batch batch = batch_of(p, ops);
   const wgmma_plan::TileOrder order = wgmma_plan::tile_order(ops.a.mn, ops.b.mn);
-  e = launch_kernel(kern, dim3(static_cast<unsigned>(pl.ctas)), kThreads, smem, p.stream, map_a,
-                    map_b, map_a_edge, map_b_edge, map_d, make_epilogue(p), static_cast<int>(p.k),
+  e = launch_kernel(kern, dim3(static_cast<unsigned>(pl.ctas)), kThreads, smem, p.stream, m.a,
+                    m.b, m.a_edge, m.b_edge, m.d, make_epilogue(p), static_cast<int>(p.k),
                     static_cast<int>(ops.a.mn), static_cast<int>(ops.b.mn), order, batch, pl.sk,
                     ws, counter);
   const cudaError_t ef = workspace_free(ws.partials, p.stream);  // after the kernel
@@ -383,11 +372,7 @@ int auto_priority(const GemmProblem& p) {
   return wgmma_plan::auto_priority(p, current_device_desc());
 }
 
-// The tiles of the whole batch are counted in int.
-const char* unsupported(const GemmProblem& p) {
-  const int64_t tiles = ((p.m + kBM - 1) / kBM) * ((p.n + kBN - 1) / kBN) * p.batch;
-  return tiles > INT32_MAX / 2 ? "more than 2^30 tiles in the whole batch" : nullptr;
-}
+const char* unsupported(const GemmProblem& p) { return too_many_tiles(p, kBM, kBN); }
 
 }  // namespace
 

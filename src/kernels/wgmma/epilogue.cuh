@@ -360,11 +360,12 @@ enum EpiKind : int { kEpiPlain = 0, kEpiGeneral = 1, kEpiTma = 2 };
 
 // wgmma/03's consumers' epilogue for rows [row0, row0 + 64) of tile column col0 (batch entry z):
 // the instance kEpi, kSwapped (the kernel computed C^T), TileT's register-A row order or not.
+// stage_bias: see store_fragment_tma.
 template <class TileT, bool kSwapped, int kEpi, int kBN = TileT::kCols>
 __device__ __forceinline__ void store_tile(const Epilogue& ep, const float (&d)[kBN / 2],
                                            float* buf, int cw, int row0, int col0, int z,
                                            const CUtensorMap* map_d, uint32_t* bias_smem,
-                                           uint32_t bias_word) {
+                                           uint32_t bias_word, bool stage_bias = true) {
   constexpr bool kRegisterA = TileT::kTf32 && !TileT::kAK;
   constexpr bool kGeneral = kEpi == kEpiGeneral;
   // The rows (within the warpgroup's 64) this thread's accumulators hold.
@@ -373,10 +374,12 @@ __device__ __forceinline__ void store_tile(const Epilogue& ep, const float (&d)[
   if constexpr (kEpi == kEpiTma) {
     static_assert(!kSwapped && !kRegisterA, "TMA stores take wgmma's row order");
     uint8_t* b = reinterpret_cast<uint8_t*>(buf);
-    if (ep.d_type == DType::F32)  // (with a bias or an activation: tma_storable)
-      store_fragment_tma<kBN, 4>(ep, d, b, 1 + cw, map_d, row0, col0, z, bias_smem, bias_word);
+    if (ep.d_type == DType::F32)  // (wgmma/03: with a bias or an activation: tma_storable)
+      store_fragment_tma<kBN, 4>(ep, d, b, 1 + cw, map_d, row0, col0, z, bias_smem, bias_word,
+                                 stage_bias);
     else
-      store_fragment_tma<kBN, 2>(ep, d, b, 1 + cw, map_d, row0, col0, z, bias_smem, bias_word);
+      store_fragment_tma<kBN, 2>(ep, d, b, 1 + cw, map_d, row0, col0, z, bias_smem, bias_word,
+                                 stage_bias);
   } else if constexpr (kSwapped) {
     static_assert(kRegisterA, "only tf32 NN is swapped, and it has a register A");
     // At its register limit: the general epilogue is a call per float4 (inlined, it spilled).

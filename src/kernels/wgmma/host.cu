@@ -209,6 +209,21 @@ cudaError_t make_tensor_map(CUtensorMap* map, const TmaOperand& x, Precision pre
   return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
 
+cudaError_t make_kernel_maps(const GemmProblem& p, const PreparedOperands& ops, int a_rows,
+                             int b_rows, int edge_rows, bool store, KernelMaps* m) {
+  cudaError_t e = make_tensor_map(&m->a, ops.a, p.precision, a_rows);
+  if (e == cudaSuccess) e = make_tensor_map(&m->b, ops.b, p.precision, b_rows);
+  if (e == cudaSuccess) e = make_tensor_map(&m->a_edge, ops.a, p.precision, edge_rows);
+  if (e == cudaSuccess) e = make_tensor_map(&m->b_edge, ops.b, p.precision, edge_rows);
+  if (e == cudaSuccess && store) e = make_store_map(&m->d, p);
+  return e;
+}
+
+const char* too_many_tiles(const GemmProblem& p, int bm, int bn) {
+  const int64_t tiles = ((p.m + bm - 1) / bm) * ((p.n + bn - 1) / bn) * p.batch;
+  return tiles > INT32_MAX / 2 ? "more than 2^30 tiles in the whole batch" : nullptr;
+}
+
 bool tma_storable(const GemmProblem& p, bool plain_f32) {
   const int64_t eb = dtype_bytes(p.d_type);
   // An fp32 D only with a bias or an activation: in wgmma/03 the plain fp32 store measured as

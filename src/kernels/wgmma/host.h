@@ -81,6 +81,18 @@ bool tma_storable(const GemmProblem& p, bool plain_f32 = false);
 cudaError_t make_store_map(CUtensorMap* map, const GemmProblem& p);
 
 
+// The maps a persistent kernel (wgmma/03, wgmma/pingpong) reads: A and B with boxes of a_rows and
+// b_rows rows, the same with boxes of edge_rows (edge tiles), and, where `store`, D's store map.
+struct KernelMaps {
+  CUtensorMap a, b, a_edge, b_edge, d{};
+};
+cudaError_t make_kernel_maps(const GemmProblem& p, const PreparedOperands& ops, int a_rows,
+                             int b_rows, int edge_rows, bool store, KernelMaps* m);
+
+// A persistent kernel's tile sequence over the whole batch is counted in int: the reason it
+// cannot run p in bm x bn tiles, or null.
+const char* too_many_tiles(const GemmProblem& p, int bm, int bn);
+
 template <typename T>
 struct TypeTag {
   using type = T;

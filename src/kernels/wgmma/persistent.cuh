@@ -3,6 +3,7 @@
 #pragma once
 
 #include "kernels/common/tile_schedule.h"
+#include "kernels/wgmma/host.h"
 #include "kernels/wgmma/sm90.cuh"
 
 namespace gemmlab {
@@ -21,6 +22,33 @@ struct BatchTile {
   int entry;
   TileCoord tc;
 };
+
+// The batch of p as the kernels walk it (a / b broadcast where their operand is one matrix).
+inline Batch batch_of(const GemmProblem& p, const PreparedOperands& ops) {
+  return Batch{static_cast<int>(p.batch), ops.a.batched() ? 1 : 0, ops.b.batched() ? 1 : 0,
+               p.stride_c, p.stride_d};
+}
+
+// Tile `tile` of the whole batch: entry-major, each entry's bm x bn tiles in the heavy-first
+// grouped order over the extents (order_rows, order_cols) the kernel's planner gives.
+__device__ __forceinline__ BatchTile batch_tile(int tile, int entry_tiles, int bm, int bn,
+                                                int order_rows, int order_cols, int group) {
+  const int entry = tile / entry_tiles;
+  return BatchTile{entry, tile_heavy_first(tile - entry * entry_tiles, bm, bn, order_rows,
+                                           order_cols, group)};
+}
+
+// The kernel's operand maps into the constant cache before the first TMA (d: null without TMA
+// stores).
+__device__ __forceinline__ void prefetch_maps(const CUtensorMap* a, const CUtensorMap* b,
+                                              const CUtensorMap* a_edge, const CUtensorMap* b_edge,
+                                              const CUtensorMap* d) {
+  prefetch_tensor_map(a);
+  prefetch_tensor_map(b);
+  prefetch_tensor_map(a_edge);
+  prefetch_tensor_map(b_edge);
+  if (d) prefetch_tensor_map(d);
+}
 
 // Producer: k-blocks [kb0, kb1) of tile bt into the ring.
 template <class TileT, class RingT>

@@ -101,16 +101,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   const int entry_tiles = ceil_div(rows, kBM) * ceil_div(cols, kBN);
   const int tiles = entry_tiles * batch.count;
   const auto tile_at = [&](int tile) {
-    const int entry = tile / entry_tiles;
-    return BatchTile{entry, tile_heavy_first(tile - entry * entry_tiles, kBM, kBN, order.rows,
-                                             order.cols, kGroupRows)};
+    return batch_tile(tile, entry_tiles, kBM, kBN, order.rows, order.cols, kGroupRows);
   };
   if (threadIdx.x == 0) {
-    prefetch_tensor_map(&map_a);
-    prefetch_tensor_map(&map_b);
-    prefetch_tensor_map(&map_a_edge);
-    prefetch_tensor_map(&map_b_edge);
-    if constexpr (kEpi == kEpiTma) prefetch_tensor_map(&map_d);
+    prefetch_maps(&map_a, &map_b, &map_a_edge, &map_b_edge, kEpi == kEpiTma ? &map_d : nullptr);
     for (int s = 0; s < kStages; ++s) {
       mbar_init(&ring.full[s], 1);   // the producer's arrive_expect_tx (+ the TMA bytes)
       mbar_init(&ring.empty[s], 1);  // the one warpgroup that read it
@@ -161,29 +155,13 @@ __global__ void __launch_bounds__(kThreads, 1)
     // The epilogue, under the other warpgroup's main loop.
     float* buf = epilogue_buf + cw * (kStagedEpilogueBytes / 4);
     uint32_t* bias_smem = bias_words + cw * (kTileBiasBytes / 4);
-    if constexpr (kEpi == kEpiTma) {
-      uint8_t* b = reinterpret_cast<uint8_t*>(buf);
-      if (ep.d_type == DType::F32) {
-        store_fragment_tma<kBN, 4>(ep, d0, b, 1 + cw, &map_d, tc.row0, tc.col0, bt.entry,
-                                   bias_smem, bias_word);
-        if (tc.row0 + 64 < rows)
-          store_fragment_tma<kBN, 4>(ep, d1, b, 1 + cw, &map_d, tc.row0 + 64, tc.col0, bt.entry,
+    // (TMA stores take the batch entry as the map's third coordinate, the others a moved D.)
+    const Epilogue e = kEpi == kEpiTma ? ep : ep.entry(bt.entry, batch.stride_c, batch.stride_d);
+    store_tile<TileT, false, kEpi>(e, d0, buf, cw, tc.row0, tc.col0, bt.entry, &map_d, bias_smem,
+                                   bias_word);
+    if (tc.row0 + 64 < rows)  // (the bias block already holds this tile's words)
+      store_tile<TileT, false, kEpi>(e, d1, buf, cw, tc.row0 + 64, tc.col0, bt.entry, &map_d,
                                      bias_smem, bias_word, false);
-      } else {
-        store_fragment_tma<kBN, 2>(ep, d0, b, 1 + cw, &map_d, tc.row0, tc.col0, bt.entry,
-                                   bias_smem, bias_word);
-        if (tc.row0 + 64 < rows)
-          store_fragment_tma<kBN, 2>(ep, d1, b, 1 + cw, &map_d, tc.row0 + 64, tc.col0, bt.entry,
-                                     bias_smem, bias_word, false);
-      }
-    } else {
-      const Epilogue e = ep.entry(bt.entry, batch.stride_c, batch.stride_d);
-      store_tile<TileT, false, kEpi>(e, d0, buf, cw, tc.row0, tc.col0, bt.entry, &map_d,
-                                     bias_smem, bias_word);
-      if (tc.row0 + 64 < rows)
-        store_tile<TileT, false, kEpi>(e, d1, buf, cw, tc.row0 + 64, tc.col0, bt.entry, &map_d,
-                                       bias_smem, bias_word);
-    }
   }
   // Each warp's last TMA stores (its lane 0 issued them) are done before the CTA exits.
   if constexpr (kEpi == kEpiTma) if (threadIdx.x % 32 == 0) bulk_wait_all<0>();
@@ -247,23 +225,16 @@ cudaError_t launch(const GemmProblem& p) {
       constexpr int kEpi = decltype(epi)::value;
       using TileT = Tile<T, kAK, kBK>;
       static_assert(TileT::kBK * sizeof(T) == 128, "128 bytes of K per stage");
-      CUtensorMap map_a, map_b, map_a_edge, map_b_edge, map_d{};
-      cudaError_t e = make_tensor_map(&map_a, ops.a, p.precision, kBM);
-      if (e == cudaSuccess) e = make_tensor_map(&map_b, ops.b, p.precision, kBN);
-      if (e == cudaSuccess) e = make_tensor_map(&map_a_edge, ops.a, p.precision, TileT::kEdgeRows);
-      if (e == cudaSuccess) e = make_tensor_map(&map_b_edge, ops.b, p.precision, TileT::kEdgeRows);
-      if (e == cudaSuccess && kEpi == kEpiTma) e = make_store_map(&map_d, p);
+      KernelMaps m;
+      cudaError_t e = make_kernel_maps(p, ops, kBM, kBN, TileT::kEdgeRows, kEpi == kEpiTma, &m);
       if (e != cudaSuccess) return e;
       auto* kern = pingpong_kernel<T, kAK, kBK, kEpi>;
       constexpr int smem = smem_bytes<T, kAK, kBK>();
       e = prepare_function(reinterpret_cast<const void*>(kern), smem);
       if (e != cudaSuccess) return e;
-      const Batch batch{static_cast<int>(p.batch), ops.a.batched() ? 1 : 0,
-                        ops.b.batched() ? 1 : 0, p.stride_c, p.stride_d};
       return launch_kernel(kern, dim3(static_cast<unsigned>(ctas_of(p))), kThreads, smem,
-                           p.stream, map_a, map_b, map_a_edge, map_b_edge, map_d,
-                           make_epilogue(p), static_cast<int>(p.k), static_cast<int>(ops.a.mn),
-                           static_cast<int>(ops.b.mn), order_of(ops.a.mn, ops.b.mn), batch);
+                           p.stream, m.a, m.b, m.a_edge, m.b_edge, m.d, make_epilogue(p), static_cast<int>(p.k), static_cast<int>(ops.a.mn),
+                           static_cast<int>(ops.b.mn), order_of(ops.a.mn, ops.b.mn), batch_of(p, ops));
     });
   });
 }
@@ -275,11 +246,7 @@ int auto_priority(const GemmProblem& p) {
              : 0;
 }
 
-// The tiles of the whole batch are counted in int.
-const char* unsupported(const GemmProblem& p) {
-  const int64_t tiles = ((p.m + kBM - 1) / kBM) * ((p.n + kBN - 1) / kBN) * p.batch;
-  return tiles > INT32_MAX / 2 ? "more than 2^30 tiles in the whole batch" : nullptr;
-}
+const char* unsupported(const GemmProblem& p) { return too_many_tiles(p, kBM, kBN); }
 
 }  // namespace
 
