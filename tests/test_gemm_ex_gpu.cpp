@@ -22,6 +22,7 @@
 
 #include "ex_problem_util.h"
 #include "gpu_util.h"
+#include "runtime/reserve_sms.h"
 #include "reference/reference.h"
 #include "registry/registry.h"
 
@@ -349,6 +350,28 @@ TEST(GemmEx, IssueThroughputShapes) {
     ASSERT_EQ(p.reference(&r), "");
     EXPECT_EQ(p.run_and_check(r, "auto"), "");
   }
+}
+
+// Under DynamicTiles (gemmlab_dist's pieces beside NCCL's kernels), `auto` keeps to wgmma/03,
+// whose CTAs draw their tiles from a counter, where it would take wgmma/pingpong (fixed lists).
+TEST(GemmEx, DynamicTilesKeepAutoOnCounterDrawnTiles) {
+  GEMMLAB_REQUIRE_GPU();
+  if (current_cc() != 90) GTEST_SKIP() << "GPU test skipped: the kernel choice is sm_90's";
+  ExSpec s;
+  s.precision = Precision::BF16, s.batch = 64, s.m = 512, s.n = 512, s.k = 512;
+  s.d_type = DType::BF16, s.null_c = true, s.seed = 71;
+  ExProblem p(s);
+  ASSERT_EQ(p.error(), "");
+  const char* plain = auto_kernel_name(p.desc());
+  ASSERT_NE(plain, nullptr) << last_error_message();
+  EXPECT_STREQ(plain, "wgmma/pingpong");
+  const DynamicTiles dynamic;
+  const char* name = auto_kernel_name(p.desc());
+  ASSERT_NE(name, nullptr) << last_error_message();
+  EXPECT_STREQ(name, kWgmma03);
+  EpilogueReference r;
+  ASSERT_EQ(p.reference(&r), "");
+  EXPECT_EQ(p.run_and_check(r, "auto"), "");
 }
 
 }  // namespace

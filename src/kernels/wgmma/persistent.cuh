@@ -1,5 +1,6 @@
-// The pieces wgmma/03 and wgmma/pingpong share: a strided batch walked as one tile sequence, and
-// the producer thread's loads of one tile's k-blocks into the stage ring.
+// The pieces wgmma/03 and wgmma/pingpong share: a strided batch walked as one tile sequence
+// (batch_of, batch_tile), the operand maps' prefetch, and the producer thread's loads of one
+// tile's k-blocks into the stage ring (produce).
 #pragma once
 
 #include "kernels/common/tile_schedule.h"

@@ -34,6 +34,7 @@
 #include "kernels/wgmma/plan.h"
 #include "kernels/wgmma/sm90.cuh"
 #include "runtime/device_props.h"
+#include "runtime/reserve_sms.h"
 
 namespace gemmlab {
 namespace {
@@ -233,13 +234,18 @@ cudaError_t launch(const GemmProblem& p) {
       e = prepare_function(reinterpret_cast<const void*>(kern), smem);
       if (e != cudaSuccess) return e;
       return launch_kernel(kern, dim3(static_cast<unsigned>(ctas_of(p))), kThreads, smem,
-                           p.stream, m.a, m.b, m.a_edge, m.b_edge, m.d, make_epilogue(p), static_cast<int>(p.k), static_cast<int>(ops.a.mn),
-                           static_cast<int>(ops.b.mn), order_of(ops.a.mn, ops.b.mn), batch_of(p, ops));
+                           p.stream, m.a, m.b, m.a_edge, m.b_edge, m.d, make_epilogue(p),
+                           static_cast<int>(p.k), static_cast<int>(ops.a.mn),
+                           static_cast<int>(ops.b.mn), order_of(ops.a.mn, ops.b.mn),
+                           batch_of(p, ops));
     });
   });
 }
 
+// Under DynamicTiles (gemmlab_dist's pieces beside NCCL's kernels) wgmma/03 takes its tiles from a
+// counter; this kernel walks fixed lists, so it steps back there.
 int auto_priority(const GemmProblem& p) {
+  if (dynamic_tiles()) return 0;
   const bool heavy = p.d_type == DType::F32 || p.act != Activation::None;
   return wgmma_plan::pingpong_pays(p.m, p.n, p.k, p.batch, heavy, current_device_desc())
              ? 210  // above wgmma/03 (200)
