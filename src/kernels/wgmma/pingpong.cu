@@ -20,9 +20,9 @@
 // (wgmma_plan::pingpong_pays). A plain fp32 D goes out through TMA as well. 6 stages of 32 KB.
 // No stream-k (many tiles is where it pays), no tf32 (wgmma/03's register-A paths).
 // Seed: beyond the seeds (issue: framework epilogues). CUTLASS calls this schedule "ping-pong".
-// Measured (H100 SXM, bf16, cuBLAS / cuBLASLt in the same run, 2026-11-27 10:29 UTC,
-// results/h100-epilogue): 16 x 1024^3 fp32 D 577 TFLOP/s (104% of cublasGemmStridedBatchedEx;
-// wgmma/03 531), 4096 x 4096 x 512 fp32 D 429 (102%; 398), 8192 x 8192 x 1024 NT 641 (109%; 573).
+// Measured (H100 SXM, bf16, fp32 D, cuBLAS in the same run, 2026-11-27 10:43 UTC,
+// results/h100-epilogue): 16 x 1024^3 573 TFLOP/s (102% of cublasGemmStridedBatchedEx; wgmma/03
+// 527, 94%), 4096 x 4096 x 512 439 (105%; 397), 8192 x 8192 x 1024 NT 641 (110%; 570).
 // History (CTA pairs with B multicast, the measured map of where it wins): docs/history.md.
 #include <algorithm>
 #include <type_traits>
