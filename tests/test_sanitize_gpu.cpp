@@ -110,14 +110,7 @@ TEST(Sanitize, TmaStoreEpilogue) {
   ExSpec b;
   b.precision = Precision::FP16, b.m = 1024, b.n = 1024, b.k = 3072, b.d_type = DType::F16;
   b.null_c = true;
-  for (const ExSpec& s : {a, b}) {
-    SCOPED_TRACE(describe(s));
-    ExProblem d(s);
-    ASSERT_EQ(d.error(), "");
-    EpilogueReference r;
-    ASSERT_EQ(d.reference(&r), "");
-    EXPECT_EQ(d.run_and_check(r, "wgmma/03_tma_wgmma_ws_persistent"), "");
-  }
+  for (const ExSpec& s : {a, b}) expect_correct(s, "wgmma/03_tma_wgmma_ws_persistent");
 }
 
 // wgmma/pingpong's turns: 162 tiles of 128 x 128 on at most 132 CTAs, so the second warpgroup
@@ -132,14 +125,7 @@ TEST(Sanitize, PingpongTurns) {
   ExSpec b = a;
   b.precision = Precision::FP16, b.d_type = DType::F32, b.null_c = false, b.beta = 0.5f;
   b.bias = false, b.act = Activation::None, b.in_place = true;
-  for (const ExSpec& s : {a, b}) {
-    SCOPED_TRACE(describe(s));
-    ExProblem d(s);
-    ASSERT_EQ(d.error(), "");
-    EpilogueReference r;
-    ASSERT_EQ(d.reference(&r), "");
-    EXPECT_EQ(d.run_and_check(r, "wgmma/pingpong"), "");
-  }
+  for (const ExSpec& s : {a, b}) expect_correct(s, "wgmma/pingpong");
 }
 
 }  // namespace

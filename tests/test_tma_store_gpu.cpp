@@ -65,12 +65,9 @@ void expect_tma_store_correct(const ExSpec& s, const char* kernel = kWgmma03) {
   SCOPED_TRACE(describe(s));
   ExProblem d(s);
   ASSERT_EQ(d.error(), "");
-  GemmProblem p = d.problem();
-  ASSERT_TRUE(sm90::tma_storable(p, std::string(kernel) == kPingpong))
+  ASSERT_TRUE(sm90::tma_storable(d.problem(), std::string(kernel) == kPingpong))
       << "the case must take the TMA-store epilogue";
-  EpilogueReference r;
-  ASSERT_EQ(d.reference(&r), "");
-  EXPECT_EQ(d.run_and_check(r, kernel), "");
+  expect_correct(s, kernel);
 }
 void expect_wgmma03_correct(const ExSpec& s) { expect_tma_store_correct(s); }
 
