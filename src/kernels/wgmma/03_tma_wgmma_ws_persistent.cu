@@ -47,7 +47,6 @@ namespace {
 using namespace sm90;
 using wgmma_plan::kBM;
 using wgmma_plan::kBN;
-using wgmma_plan::kGroupRows;
 using wgmma_plan::kMaxContrib;
 
 constexpr int kStages = 4;
@@ -61,8 +60,7 @@ using Tile = StageTile<T, kBM, kBN, kAK, kBK>;
 // next tile) and a block for the TMA-store epilogue's 16-bit bias (kTileBiasBytes).
 template <typename T, bool kAK, bool kBK>
 constexpr int smem_bytes() {
-  return kStages * Tile<T, kAK, kBK>::kBytes + 2 * kStagedEpilogueBytes + 2 * kTileBiasBytes +
-         1024 /* alignment slack */ + 2 * kStages * 8;
+  return persistent_smem_bytes(kStages * Tile<T, kAK, kBK>::kBytes, 2 * kStages);
 }
 
 // Only the 16-bit kernels run stream-k; the tf32 register-A variants have no registers to spare.
@@ -164,15 +162,9 @@ __global__ void __launch_bounds__(kThreads, 1)
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using TileT = Tile<T, kAK, kBK>;
   extern __shared__ uint8_t smem_raw[];
-  // Swizzled tiles must start on 1024-byte boundaries (the swizzle pattern's period).
-  uint8_t* smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
-  float* epilogue_buf = reinterpret_cast<float*>(smem + kStages * TileT::kBytes);
-  uint32_t* bias_words =
-      reinterpret_cast<uint32_t*>(smem + kStages * TileT::kBytes + 2 * kStagedEpilogueBytes);
-  Ring<kStages> ring{reinterpret_cast<uint64_t*>(smem + kStages * TileT::kBytes + 2 * kStagedEpilogueBytes +
-                                        2 * kTileBiasBytes),
-            nullptr};
-  ring.empty = ring.full + kStages;
+  const PersistentSmem sm(smem_raw, kStages * TileT::kBytes);
+  uint8_t* smem = sm.ring;
+  Ring<kStages> ring{sm.bars, sm.bars + kStages};
   __shared__ int sk_last[2];  // per consumer warpgroup: "arrived last at a shared tile"
   __shared__ int tile_ids[kTileSlots];
   __shared__ alignas(8) uint64_t tile_bars[2 * kTileSlots];
@@ -180,17 +172,11 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   const int wg = threadIdx.x / 128;
   const int num_kb = ceil_div(k, TileT::kBK);
-  const int entry_tiles = ceil_div(rows, kBM) * ceil_div(cols, kBN);
-  const int tiles = entry_tiles * batch.count;
-  const auto tile_at = [&](int tile) {
-    return batch_tile(tile, entry_tiles, kBM, kBN, order.rows, order.cols, kGroupRows);
-  };
+  const TileWalk walk(rows, cols, kBM, kBN, batch.count, order);
+  const int tiles = walk.tiles;
   if (threadIdx.x == 0) {
     prefetch_maps(&map_a, &map_b, &map_a_edge, &map_b_edge, kEpi == kEpiTma ? &map_d : nullptr);
-    for (int s = 0; s < kStages; ++s) {
-      mbar_init(&ring.full[s], 1);   // the producer's arrive_expect_tx (+ the TMA bytes)
-      mbar_init(&ring.empty[s], 2);  // one arrive per consumer warpgroup
-    }
+    ring.init(2);  // both consumer warpgroups read every stage
     for (int s = 0; s < kTileSlots; ++s) {
       mbar_init(&tiles_ring.full[s], 1);
       mbar_init(&tiles_ring.empty[s], 2);  // one arrive per consumer warpgroup
@@ -205,7 +191,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       for_each_segment<kHasStreamK<T>>(tiles, num_kb, sk, [&](int tile) {
         return tile_counter ? tiles_ring.draw(tile_counter) : tile + static_cast<int>(gridDim.x);
       }, [&](int tile, int kb0, int kb1) {
-        produce<TileT>(&map_a, &map_b, &map_a_edge, &map_b_edge, smem, ring, tile_at(tile), batch,
+        produce<TileT>(&map_a, &map_b, &map_a_edge, &map_b_edge, smem, ring, walk.at(tile), batch,
                        rows, cols, kb0, kb1);
       });
     return;
@@ -220,7 +206,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     return tile_counter ? tiles_ring.take(cw) : tile + static_cast<int>(gridDim.x);
   };
   for_each_segment<kHasStreamK<T>>(tiles, num_kb, sk, next, [&](int tile, int kb0, int kb1) {
-    const BatchTile bt = tile_at(tile);
+    const BatchTile bt = walk.at(tile);
     const TileCoord tc = bt.tc;
     if (tc.row0 + 64 * cw >= rows) return skip(ring, signals, kb0, kb1);
     // A tile with <= 8 valid columns uses m64n8 (d[0..3]; the other accumulators are stale but
@@ -240,8 +226,8 @@ __global__ void __launch_bounds__(kThreads, 1)
         return;
     store_tile<TileT, kSwapped, kEpi>(
         kEpi == kEpiTma ? ep : ep.entry(bt.entry, batch.stride_c, batch.stride_d), d,
-        epilogue_buf + cw * (kStagedEpilogueBytes / 4), cw, tc.row0 + 64 * cw, tc.col0, bt.entry,
-        &map_d, bias_words + cw * (kTileBiasBytes / 4), bias_word);
+        sm.epilogue_of(cw), cw, tc.row0 + 64 * cw, tc.col0, bt.entry, &map_d, sm.bias_of(cw),
+        bias_word);
   });
   // Each warp's last TMA stores (its lane 0 issued them) are done before the CTA exits.
   if constexpr (kEpi == kEpiTma) if (threadIdx.x % 32 == 0) bulk_wait_all<0>();

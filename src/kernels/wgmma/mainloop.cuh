@@ -19,6 +19,14 @@ struct Ring {
   __device__ __forceinline__ void advance() {
     if (++s == kStages) s = 0, phase ^= 1;
   }
+  // (one thread, before the CTA's first barrier) full: the producer's arrive_expect_tx and the
+  // TMA bytes; empty: one arrive per warpgroup that reads a stage.
+  __device__ __forceinline__ void init(int readers) const {
+    for (int i = 0; i < kStages; ++i) {
+      mbar_init(&full[i], 1);
+      mbar_init(&empty[i], readers);
+    }
+  }
 };
 
 // The loops below run k-blocks [kb0, kb1) (kb1 > kb0) of one tile into d; signals: this thread

@@ -5,6 +5,7 @@
 
 #include "kernels/common/tile_schedule.h"
 #include "kernels/wgmma/host.h"
+#include "kernels/wgmma/plan.h"
 #include "kernels/wgmma/sm90.cuh"
 
 namespace gemmlab {
@@ -38,6 +39,47 @@ __device__ __forceinline__ BatchTile batch_tile(int tile, int entry_tiles, int b
   return BatchTile{entry, tile_heavy_first(tile - entry * entry_tiles, bm, bn, order_rows,
                                            order_cols, group)};
 }
+
+// The batch's tiles as a persistent kernel walks them: tile t of [0, tiles) at at(t).
+struct TileWalk {
+  int entry_tiles, tiles, bm, bn;
+  wgmma_plan::TileOrder order;
+  __device__ __forceinline__ TileWalk(int rows, int cols, int bm_, int bn_, int entries,
+                                      wgmma_plan::TileOrder o)
+      : entry_tiles(ceil_div(rows, bm_) * ceil_div(cols, bn_)),
+        tiles(entry_tiles * entries), bm(bm_), bn(bn_), order(o) {}
+  __device__ __forceinline__ BatchTile at(int tile) const {
+    return batch_tile(tile, entry_tiles, bm, bn, order.rows, order.cols, wgmma_plan::kGroupRows);
+  }
+};
+
+// A persistent kernel's dynamic shared memory: the stage ring from a 1024-byte boundary (the
+// swizzle's period), then per consumer warpgroup an epilogue buffer (kStagedEpilogueBytes) and a
+// 16-bit bias block (kTileBiasBytes), then `bars` mbarriers.
+constexpr int persistent_smem_bytes(int ring_bytes, int bars) {
+  return ring_bytes + 2 * kStagedEpilogueBytes + 2 * kTileBiasBytes + 1024 /* alignment slack */ +
+         bars * 8;
+}
+struct PersistentSmem {
+  uint8_t* ring;
+  float* epilogue;
+  uint32_t* bias;
+  uint64_t* bars;
+  __device__ __forceinline__ PersistentSmem(uint8_t* raw, int ring_bytes) {
+    ring = raw + ((1024 - (smem_addr(raw) & 1023)) & 1023);
+    epilogue = reinterpret_cast<float*>(ring + ring_bytes);
+    bias = reinterpret_cast<uint32_t*>(ring + ring_bytes + 2 * kStagedEpilogueBytes);
+    bars = reinterpret_cast<uint64_t*>(ring + ring_bytes + 2 * kStagedEpilogueBytes +
+                                       2 * kTileBiasBytes);
+  }
+  // Consumer warpgroup cw's epilogue buffer and bias block.
+  __device__ __forceinline__ float* epilogue_of(int cw) const {
+    return epilogue + cw * (kStagedEpilogueBytes / 4);
+  }
+  __device__ __forceinline__ uint32_t* bias_of(int cw) const {
+    return bias + cw * (kTileBiasBytes / 4);
+  }
+};
 
 // The kernel's operand maps into the constant cache before the first TMA (d: null without TMA
 // stores).

@@ -44,15 +44,13 @@ using namespace sm90;
 constexpr int kBM = 128, kBN = 128;  // one consumer warpgroup's tile
 constexpr int kStages = 6;
 constexpr int kThreads = 384;  // warpgroup 0: producer; 1 and 2: consumers, a tile each in turn
-constexpr int kGroupRows = wgmma_plan::kGroupRows;
 
 template <typename T, bool kAK, bool kBK>
 using Tile = StageTile<T, kBM, kBN, kAK, kBK>;
 
 template <typename T, bool kAK, bool kBK>
 constexpr int smem_bytes() {
-  return kStages * Tile<T, kAK, kBK>::kBytes + 2 * kStagedEpilogueBytes + 2 * kTileBiasBytes +
-         1024 /* alignment slack */ + 2 * kStages * 8 + 2 * 8;
+  return persistent_smem_bytes(kStages * Tile<T, kAK, kBK>::kBytes, 2 * kStages + 2);
 }
 
 // A warpgroup's main loop over one tile: both 64-row halves of A against the stage's 128 columns
@@ -88,28 +86,18 @@ __global__ void __launch_bounds__(kThreads, 1)
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using TileT = Tile<T, kAK, kBK>;
   extern __shared__ uint8_t smem_raw[];
-  uint8_t* smem = smem_raw + ((1024 - (smem_addr(smem_raw) & 1023)) & 1023);
-  float* epilogue_buf = reinterpret_cast<float*>(smem + kStages * TileT::kBytes);
-  uint32_t* bias_words =
-      reinterpret_cast<uint32_t*>(smem + kStages * TileT::kBytes + 2 * kStagedEpilogueBytes);
-  uint64_t* bars = reinterpret_cast<uint64_t*>(smem + kStages * TileT::kBytes +
-                                               2 * kStagedEpilogueBytes + 2 * kTileBiasBytes);
-  Ring<kStages> ring{bars, bars + kStages};
-  uint64_t* turn = bars + 2 * kStages;  // turn[c]: warpgroup c may start its next main loop
+  const PersistentSmem sm(smem_raw, kStages * TileT::kBytes);
+  uint8_t* smem = sm.ring;
+  Ring<kStages> ring{sm.bars, sm.bars + kStages};
+  uint64_t* turn = sm.bars + 2 * kStages;  // turn[c]: warpgroup c may start its next main loop
 
   const int wg = threadIdx.x / 128;
   const int num_kb = ceil_div(k, TileT::kBK);
-  const int entry_tiles = ceil_div(rows, kBM) * ceil_div(cols, kBN);
-  const int tiles = entry_tiles * batch.count;
-  const auto tile_at = [&](int tile) {
-    return batch_tile(tile, entry_tiles, kBM, kBN, order.rows, order.cols, kGroupRows);
-  };
+  const TileWalk walk(rows, cols, kBM, kBN, batch.count, order);
+  const int tiles = walk.tiles;
   if (threadIdx.x == 0) {
     prefetch_maps(&map_a, &map_b, &map_a_edge, &map_b_edge, kEpi == kEpiTma ? &map_d : nullptr);
-    for (int s = 0; s < kStages; ++s) {
-      mbar_init(&ring.full[s], 1);   // the producer's arrive_expect_tx (+ the TMA bytes)
-      mbar_init(&ring.empty[s], 1);  // the one warpgroup that read it
-    }
+    ring.init(1);  // the one warpgroup that reads it
     mbar_init(&turn[0], 1);
     mbar_init(&turn[1], 1);
     fence_barrier_init();
@@ -121,7 +109,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     setmaxnreg_dec<40>();
     if (threadIdx.x == 0)
       for (int tile = blockIdx.x; tile < tiles; tile += stride)
-        produce<TileT>(&map_a, &map_b, &map_a_edge, &map_b_edge, smem, ring, tile_at(tile), batch,
+        produce<TileT>(&map_a, &map_b, &map_a_edge, &map_b_edge, smem, ring, walk.at(tile), batch,
                        rows, cols, 0, num_kb);
     return;
   }
@@ -134,7 +122,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   int j = cw;
   for (int tile = static_cast<int>(blockIdx.x) + cw * stride; tile < tiles;
        tile += 2 * stride, j += 2) {
-    const BatchTile bt = tile_at(tile);
+    const BatchTile bt = walk.at(tile);
     const TileCoord tc = bt.tc;
     uint32_t bias_word = 0;
     if constexpr (kEpi == kEpiTma) bias_word = load_bias_word(ep, tc.col0);
@@ -154,8 +142,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     fence_operand(d1);
     if (signals) mbar_arrive(&ring.empty[prev]);
     // The epilogue, under the other warpgroup's main loop.
-    float* buf = epilogue_buf + cw * (kStagedEpilogueBytes / 4);
-    uint32_t* bias_smem = bias_words + cw * (kTileBiasBytes / 4);
+    float* buf = sm.epilogue_of(cw);
+    uint32_t* bias_smem = sm.bias_of(cw);
     // (TMA stores take the batch entry as the map's third coordinate, the others a moved D.)
     const Epilogue e = kEpi == kEpiTma ? ep : ep.entry(bt.entry, batch.stride_c, batch.stride_d);
     store_tile<TileT, false, kEpi>(e, d0, buf, cw, tc.row0, tc.col0, bt.entry, &map_d, bias_smem,
