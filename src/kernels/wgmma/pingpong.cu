@@ -18,7 +18,8 @@
 // a third more operand bytes from L2 per flop than 128 x 256 ones (ncu at 4096^3: L2 84% busy
 // against 68%), and its two m64n128 wgmmas per k-step are slower than wgmma/03's one m64n256
 // (2-3% in NN at the same tiles: docs/history.md, wgmma/03), so where K is long it loses; `auto`
-// takes it for short K over many tiles (wgmma_plan::pingpong_pays). A plain fp32 D goes out through TMA as well. 6 stages of 32 KB.
+// takes it for short K over many tiles (wgmma_plan::pingpong_pays). A plain fp32 D goes out
+// through TMA as well. 6 stages of 32 KB.
 // No stream-k (many tiles is where it pays), no tf32 (wgmma/03's register-A paths).
 // Seed: beyond the seeds (issue: framework epilogues). CUTLASS calls this schedule "ping-pong".
 // Measured (H100 SXM, bf16, fp32 D, cuBLAS in the same run, 2026-11-27 10:43 UTC,
