@@ -13,6 +13,7 @@
 #include "gpu_util.h"
 #include "kernels/wgmma/host.h"
 #include "reference/reference.h"
+#include "runtime/plan_choice.h"
 
 namespace gemmlab::test {
 namespace {
@@ -141,6 +142,46 @@ TEST(TmaStore, Wgmma03GraphReplayAndTwoStreamsKeepTheBits) {
     ASSERT_TRUE(sm90::tma_storable(ExProblem(spec).problem()));
     expect_same_bits_in_graphs_and_streams(spec, kWgmma03);
   }
+}
+
+// wgmma/03's 128 x 192 tile (plan variant 2; the planner's for 3000^2 and 3072^2): three 64-column
+// boxes of a 16-bit D per warp, an odd number, so each tile's first box reuses the half of the
+// buffer the last tile's last box went out of (a CTA of 3000 x 3000 takes 2-3 tiles). Every D
+// dtype, edges that cut the 192-column tiles (m64n8 past 3840: 3848 columns), padded D rows,
+// bias, activations, transposes, a batch with a gap; and the bits under graph replay and on two
+// streams.
+TEST(TmaStore, Wgmma03NarrowTileEveryDTypeEdgesManyTiles) {
+  GEMMLAB_REQUIRE_GPU();
+  if (current_cc() < 90) GTEST_SKIP() << "wgmma/03 needs sm_90a";
+  const ForcePlan narrow(PlanChoice{2, 0});
+  struct Shape {
+    int64_t m, n, k;
+  };
+  const Shape shapes[] = {{129, 200, 70}, {300, 392, 33}, {3000, 3000, 128}, {1000, 3848, 64}};
+  const Activation acts[] = {Activation::None, Activation::GeluTanh, Activation::ReLU,
+                             Activation::SiLU, Activation::GeluErf};
+  const Op ops[][2] = {{Op::N, Op::N}, {Op::N, Op::T}, {Op::T, Op::N}, {Op::T, Op::T}};
+  int i = 0;
+  for (Precision prec : {Precision::BF16, Precision::FP16})
+    for (DType dt : {DType::BF16, DType::F16, DType::F32})
+      for (const Shape& sh : shapes) {
+        ExSpec s;
+        s.precision = prec, s.m = sh.m, s.n = sh.n, s.k = sh.k, s.d_type = dt, s.null_c = true;
+        s.op_a = ops[i % 4][0], s.op_b = ops[i % 4][1];
+        s.ldd = sh.n + 8 * (1 + i % 2);
+        s.act = acts[i % 5], s.alpha = i % 3 == 0 ? 0.5f : 1.f;
+        s.bias = i % 2 == 0 || (dt == DType::F32 && s.act == Activation::None);
+        s.bias_type = i % 4 == 0 ? (prec == Precision::BF16 ? DType::BF16 : DType::F16) : DType::F32;
+        if (i % 3 == 1 && sh.m * sh.n < 1000000) s.batch = 2, s.stride_d = sh.m * s.ldd + 8;
+        s.seed = 600 + i++;
+        expect_wgmma03_correct(s);
+      }
+  ExSpec g;
+  g.precision = Precision::BF16, g.m = 3000, g.n = 3000, g.k = 256, g.d_type = DType::BF16;
+  g.null_c = true, g.bias = true, g.bias_type = DType::BF16, g.act = Activation::GeluTanh;
+  g.seed = 650;
+  ASSERT_TRUE(sm90::tma_storable(ExProblem(g).problem()));
+  expect_same_bits_in_graphs_and_streams(g, kWgmma03);
 }
 
 // wgmma/pingpong: each warpgroup's 128 x 128 tiles in turn, its epilogue under the other's main

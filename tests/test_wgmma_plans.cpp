@@ -20,6 +20,8 @@ TEST(WgmmaPlan, PersistentGridAndStreamK) {
         SCOPED_TRACE(testing::Message() << d.m << "x" << d.n << "x" << d.k << " "
                                         << precision_name(p) << " sms=" << dev.sms);
         const wgmma_plan::PersistentPlan pl = wgmma_plan::plan_persistent(d.m, d.n, d.k, p, dev);
+        EXPECT_TRUE(pl.bn == wgmma_plan::kBN || (pl.bn == wgmma_plan::kBNNarrow && p != Precision::TF32));
+        EXPECT_EQ(pl.grid.n_tiles, (d.n + pl.bn - 1) / pl.bn);
         const int tiles = pl.grid.m_tiles * pl.grid.n_tiles;
         EXPECT_EQ(pl.tiles, tiles);
         EXPECT_LE(pl.ctas, dev.sms);
@@ -52,6 +54,8 @@ TEST(WgmmaPlan, CostlyPartialTilesStayInTheGroupedOrder) {
   EXPECT_EQ(tile_order(4096, 4105).cols, 4352);
   EXPECT_EQ(tile_order(3000, 3000).rows, 3000);
   EXPECT_EQ(tile_order(3000, 3000).cols, 3072);
+  EXPECT_EQ(tile_order(3000, 3000, wgmma_plan::kBNNarrow).cols, 3072) << "16 tiles of 192";
+  EXPECT_EQ(tile_order(3000, 3848, wgmma_plan::kBNNarrow).cols, 3848) << "8 columns: m64n8";
   EXPECT_EQ(tile_order(2500, 2500).rows, 2560);
   EXPECT_EQ(tile_order(128, 256).rows, 128);
   EXPECT_EQ(tile_order(128, 256).cols, 256);
@@ -65,6 +69,43 @@ TEST(WgmmaPlan, CostlyPartialTilesStayInTheGroupedOrder) {
       EXPECT_GE(o.rows, r);
       EXPECT_GE(o.cols, c);
     }
+}
+
+// The 128 x 192 tile (16-bit) where the 128 x 256 tiles leave most of the last round of SMs idle:
+// 3000^2 and 3072^2 are 288 tiles of 128 x 256 (2.18 rounds of 132 SMs: three) and 384 of
+// 128 x 192 (2.91: three rounds of three-quarter tiles). Where the wide tiles fill their rounds
+// as well, or run stream-k (fewer tiles than SMs), they stay; tf32 has only the wide tile.
+TEST(WgmmaPlan, NarrowTileWhereItFillsTheLastRound) {
+  using wgmma_plan::kBN;
+  using wgmma_plan::kBNNarrow;
+  using wgmma_plan::persistent_bn;
+  for (int64_t s : {3000, 3072}) {
+    EXPECT_EQ(persistent_bn(s, s, Precision::BF16, kH100), kBNNarrow) << s;
+    EXPECT_EQ(persistent_bn(s, s, Precision::FP16, kH100), kBNNarrow) << s;
+    EXPECT_EQ(persistent_bn(s, s, Precision::TF32, kH100), kBN) << s;
+    const auto pl = wgmma_plan::plan_persistent(s, s, s, Precision::BF16, kH100);
+    EXPECT_EQ(pl.bn, kBNNarrow);
+    EXPECT_EQ(pl.tiles, 24 * 16);
+    EXPECT_EQ(pl.ctas, kH100.sms);
+    EXPECT_EQ(pl.sk.ctas, 0);
+  }
+  for (int64_t s : {1024, 2048, 2500, 4096, 5000, 8192})
+    EXPECT_EQ(persistent_bn(s, s, Precision::BF16, kH100), kBN) << s;
+  EXPECT_EQ(persistent_bn(512, 512, Precision::BF16, kH100, 64), kBN) << "64 x 512^2: 3.9 rounds";
+  EXPECT_EQ(persistent_bn(4096, 14336, Precision::BF16, kH100), kBN);
+  // On 108 SMs 3072^2's 288 wide tiles are 2.67 rounds, 384 narrow ones 3.56: wide.
+  EXPECT_EQ(persistent_bn(3072, 3072, Precision::BF16, kA100), kBN);
+  // A forced tile (a plan variant) holds, but tf32 has none but the wide one.
+  EXPECT_EQ(persistent_bn(4096, 4096, Precision::BF16, kH100, 1, kBNNarrow), kBNNarrow);
+  EXPECT_EQ(persistent_bn(3072, 3072, Precision::BF16, kH100, 1, kBN), kBN);
+  EXPECT_EQ(persistent_bn(3072, 3072, Precision::TF32, kH100, 1, kBNNarrow), kBN);
+  // The narrow tile never runs stream-k: forced on a small deep grid, its tiles run one by one.
+  const auto forced = wgmma_plan::plan_persistent(1024, 1024, 4096, Precision::BF16, kH100, 1,
+                                                  kBNNarrow);
+  EXPECT_EQ(forced.bn, kBNNarrow);
+  EXPECT_EQ(forced.tiles, 8 * 6);
+  EXPECT_EQ(forced.sk.ctas, 0);
+  EXPECT_EQ(forced.ctas, 48);
 }
 
 TEST(WgmmaPlan, SmallDeepGridsRunStreamK) {

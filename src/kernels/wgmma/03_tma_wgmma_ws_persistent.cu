@@ -38,6 +38,7 @@
 #include "kernels/wgmma/plan.h"
 #include "kernels/wgmma/sm90.cuh"
 #include "runtime/device_props.h"
+#include "runtime/plan_choice.h"
 #include "runtime/reserve_sms.h"
 #include "runtime/workspace.h"
 
@@ -47,25 +48,28 @@ namespace {
 using namespace sm90;
 using wgmma_plan::kBM;
 using wgmma_plan::kBN;
+using wgmma_plan::kBNNarrow;
 using wgmma_plan::kMaxContrib;
 
 constexpr int kStages = 4;
 constexpr int kThreads = 384;  // warpgroup 0: producer; 1 and 2: consumers
 constexpr int kPartialFloats = 64 * kBN;  // one consumer warpgroup's accumulators
 
-template <typename T, bool kAK, bool kBK>
-using Tile = StageTile<T, kBM, kBN, kAK, kBK>;
+// kN: the tile's columns, kBN or (16-bit) kBNNarrow (wgmma_plan::persistent_bn).
+template <typename T, bool kAK, bool kBK, int kN>
+using Tile = StageTile<T, kBM, kN, kAK, kBK>;
 
 // Per consumer warpgroup: an epilogue buffer (the producer is already filling the stages for the
 // next tile) and a block for the TMA-store epilogue's 16-bit bias (kTileBiasBytes).
-template <typename T, bool kAK, bool kBK>
+template <typename T, bool kAK, bool kBK, int kN>
 constexpr int smem_bytes() {
-  return persistent_smem_bytes(kStages * Tile<T, kAK, kBK>::kBytes, 2 * kStages);
+  return persistent_smem_bytes(kStages * Tile<T, kAK, kBK, kN>::kBytes, 2 * kStages);
 }
 
-// Only the 16-bit kernels run stream-k; the tf32 register-A variants have no registers to spare.
-template <typename T>
-constexpr bool kHasStreamK = sizeof(T) == 2;
+// Only the 16-bit kernels of the wide tile run stream-k; the tf32 register-A variants have no
+// registers to spare.
+template <typename T, int kN>
+constexpr bool kHasStreamK = sizeof(T) == 2 && kN == kBN;
 
 // Calls seg(tile, kb_begin, kb_end) for this CTA's work in order: one tile at a time (the first
 // is blockIdx.x, each next one next(tile): tile + gridDim.x, or the tile counter's next), or its
@@ -150,7 +154,7 @@ struct TileRing {
 
 // kSwapped: the kernel computes C^T (see PreparedOperands) and stores its result transposed.
 // kEpi: see EpiKind; map_d is D's store map under kEpiTma (unused otherwise).
-template <typename T, bool kAK, bool kBK, bool kSwapped, int kEpi>
+template <typename T, bool kAK, bool kBK, bool kSwapped, int kEpi, int kN>
 __global__ void __launch_bounds__(kThreads, 1)
     ws_persistent_kernel(const __grid_constant__ CUtensorMap map_a,
                          const __grid_constant__ CUtensorMap map_b,
@@ -160,7 +164,7 @@ __global__ void __launch_bounds__(kThreads, 1)
                          int rows, int cols, wgmma_plan::TileOrder order, Batch batch,
                          StreamK sk, SplitWorkspace ws, int* tile_counter) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-  using TileT = Tile<T, kAK, kBK>;
+  using TileT = Tile<T, kAK, kBK, kN>;
   extern __shared__ uint8_t smem_raw[];
   const PersistentSmem sm(smem_raw, kStages * TileT::kBytes);
   uint8_t* smem = sm.ring;
@@ -172,7 +176,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   const int wg = threadIdx.x / 128;
   const int num_kb = ceil_div(k, TileT::kBK);
-  const TileWalk walk(rows, cols, kBM, kBN, batch.count, order);
+  const TileWalk walk(rows, cols, kBM, kN, batch.count, order);
   const int tiles = walk.tiles;
   if (threadIdx.x == 0) {
     prefetch_maps(&map_a, &map_b, &map_a_edge, &map_b_edge, kEpi == kEpiTma ? &map_d : nullptr);
@@ -188,7 +192,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   if (wg == 0) {  // ---- producer ----
     setmaxnreg_dec<40>();
     if (threadIdx.x == 0)
-      for_each_segment<kHasStreamK<T>>(tiles, num_kb, sk, [&](int tile) {
+      for_each_segment<kHasStreamK<T, kN>>(tiles, num_kb, sk, [&](int tile) {
         return tile_counter ? tiles_ring.draw(tile_counter) : tile + static_cast<int>(gridDim.x);
       }, [&](int tile, int kb0, int kb1) {
         produce<TileT>(&map_a, &map_b, &map_a_edge, &map_b_edge, smem, ring, walk.at(tile), batch,
@@ -196,16 +200,16 @@ __global__ void __launch_bounds__(kThreads, 1)
       });
     return;
   }
-  // ---- consumers: warpgroup cw owns rows [64 cw, 64 cw + 64) of each 128 x 256 tile ----
+  // ---- consumers: warpgroup cw owns rows [64 cw, 64 cw + 64) of each 128 x kN tile ----
   setmaxnreg_inc<232>();
   const int cw = wg - 1;
   const bool signals = threadIdx.x % 128 == 0;  // one arrive per warpgroup
   const uint32_t smem_base = smem_addr(smem);
-  float d[kBN / 2];
+  float d[kN / 2];
   const auto next = [&](int tile) {
     return tile_counter ? tiles_ring.take(cw) : tile + static_cast<int>(gridDim.x);
   };
-  for_each_segment<kHasStreamK<T>>(tiles, num_kb, sk, next, [&](int tile, int kb0, int kb1) {
+  for_each_segment<kHasStreamK<T, kN>>(tiles, num_kb, sk, next, [&](int tile, int kb0, int kb1) {
     const BatchTile bt = walk.at(tile);
     const TileCoord tc = bt.tc;
     if (tc.row0 + 64 * cw >= rows) return skip(ring, signals, kb0, kb1);
@@ -220,7 +224,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     wgmma_wait<0>();
     fence_operand(d);
     if (signals) mbar_arrive(&ring.empty[prev]);
-    if constexpr (kHasStreamK<T>)
+    if constexpr (kHasStreamK<T, kN>)
       if (sk.ctas > 0 && !reduce_shared_tile(d, sk, ws, tile, cw, &sk_last[cw],
                                              tc.row0 + 64 * cw + fragment_row(0) < rows))
         return;
@@ -243,10 +247,27 @@ cudaError_t by_swap(bool swapped, F&& f) {
   return f(std::false_type{});
 }
 
+// Plan variants (gemm-tune): tile 1 is 128 x 256, tile 2 128 x 192 (16-bit only).
+const char* const kTileNames[] = {"128x256", "128x192", nullptr};
+int wanted_bn() {
+  const int t = forced_plan().tile;
+  return t == 1 ? kBN : t == 2 ? kBNNarrow : 0;
+}
+
 // The plan of a problem whose kernel operands are rows x k and cols x k (rows x cols swapped).
 wgmma_plan::PersistentPlan plan_of(const GemmProblem& p, bool swapped) {
   const int64_t rows = swapped ? p.n : p.m, cols = swapped ? p.m : p.n;
-  return wgmma_plan::plan_persistent(rows, cols, p.k, p.precision, current_device_desc(), p.batch);
+  return wgmma_plan::plan_persistent(rows, cols, p.k, p.precision, current_device_desc(), p.batch,
+                                     wanted_bn());
+}
+
+// Calls f(integral_constant<int, kN>) for the plan's tile width; only 16-bit inputs have the
+// narrow tile.
+template <typename T, typename F>
+cudaError_t by_tile(int bn, F&& f) {
+  if constexpr (sizeof(T) == 2)
+    if (bn == kBNNarrow) return f(std::integral_constant<int, kBNNarrow>{});
+  return f(std::integral_constant<int, kBN>{});
 }
 
 // Calls f(integral_constant<int, kEpi>) for the problem's epilogue instance (EpiKind): TMA
@@ -263,20 +284,24 @@ cudaError_t by_epilogue(const GemmProblem& p, F&& f) {
 LaunchConfig config(const GemmProblem& p) {
   LaunchConfig c;
   const KernelLayout kl = kernel_layout(p, Tf32Mn::RegisterA);
+  const wgmma_plan::PersistentPlan pl = plan_of(p, kl.swapped);
   dispatch<true>(p.precision, kl.a_k_major, kl.b_k_major, [&](auto tag, auto ak, auto bk) {
     using T = typename decltype(tag)::type;
     constexpr bool kAK = decltype(ak)::value, kBK = decltype(bk)::value;
     return by_swap<T, kAK>(kl.swapped, [&](auto sw) {
       constexpr bool kSw = decltype(sw)::value;
       return by_epilogue<T, kAK, kSw>(p, [&](auto epi) {
-        c.kernel = reinterpret_cast<const void*>(
-            ws_persistent_kernel<T, kAK, kBK, kSw, decltype(epi)::value>);
-        c.smem_bytes = smem_bytes<T, kAK, kBK>();
-        return cudaSuccess;
+        return by_tile<T>(pl.bn, [&](auto bn) {
+          constexpr int kN = decltype(bn)::value;
+          c.kernel = reinterpret_cast<const void*>(
+              ws_persistent_kernel<T, kAK, kBK, kSw, decltype(epi)::value, kN>);
+          c.smem_bytes = smem_bytes<T, kAK, kBK, kN>();
+          return cudaSuccess;
+        });
       });
     });
   });
-  c.grid = dim3(static_cast<unsigned>(plan_of(p, kl.swapped).ctas));
+  c.grid = dim3(static_cast<unsigned>(pl.ctas));
   c.block = dim3(kThreads);
   return c;
 }
@@ -303,19 +328,19 @@ cudaError_t stream_k_scratch(wgmma_plan::PersistentPlan* pl, int sms, cudaStream
   return cudaSuccess;
 }
 
-template <typename T, bool kAK, bool kBK, bool kSwapped, int kEpi>
-cudaError_t launch_typed(const GemmProblem& p, const PreparedOperands& ops) {
-  using TileT = Tile<T, kAK, kBK>;
+// pl: the plan over the kernel's a x b (n x m when swapped), pl.bn == kN.
+template <typename T, bool kAK, bool kBK, bool kSwapped, int kEpi, int kN>
+cudaError_t launch_typed(const GemmProblem& p, const PreparedOperands& ops,
+                         wgmma_plan::PersistentPlan pl) {
+  using TileT = Tile<T, kAK, kBK, kN>;
   static_assert(TileT::kBK * sizeof(T) == 128, "k_blocks_of: 128 bytes of K per stage");
   KernelMaps m;
-  cudaError_t e = make_kernel_maps(p, ops, kBM, kBN, TileT::kEdgeRows, kEpi == kEpiTma, &m);
+  cudaError_t e = make_kernel_maps(p, ops, kBM, kN, TileT::kEdgeRows, kEpi == kEpiTma, &m);
   if (e != cudaSuccess) return e;
-  auto* kern = ws_persistent_kernel<T, kAK, kBK, kSwapped, kEpi>;
-  constexpr int smem = smem_bytes<T, kAK, kBK>();
+  auto* kern = ws_persistent_kernel<T, kAK, kBK, kSwapped, kEpi, kN>;
+  constexpr int smem = smem_bytes<T, kAK, kBK, kN>();
   e = prepare_function(reinterpret_cast<const void*>(kern), smem);
   if (e != cudaSuccess) return e;
-  // The tile grid runs over the kernel's a x b (n x m when swapped).
-  wgmma_plan::PersistentPlan pl = plan_of(p, ops.swapped);
   SplitWorkspace ws;
   e = stream_k_scratch(&pl, device_sm_count(), p.stream, &ws);
   if (e != cudaSuccess) return e;
@@ -329,7 +354,7 @@ cudaError_t launch_typed(const GemmProblem& p, const PreparedOperands& ops) {
     }
   }
   const Batch batch = batch_of(p, ops);
-  const wgmma_plan::TileOrder order = wgmma_plan::tile_order(ops.a.mn, ops.b.mn);
+  const wgmma_plan::TileOrder order = wgmma_plan::tile_order(ops.a.mn, ops.b.mn, kN);
   e = launch_kernel(kern, dim3(static_cast<unsigned>(pl.ctas)), kThreads, smem, p.stream, m.a,
                     m.b, m.a_edge, m.b_edge, m.d, make_epilogue(p), static_cast<int>(p.k),
                     static_cast<int>(ops.a.mn), static_cast<int>(ops.b.mn), order, batch, pl.sk,
@@ -341,17 +366,29 @@ cudaError_t launch_typed(const GemmProblem& p, const PreparedOperands& ops) {
 
 cudaError_t launch(const GemmProblem& p) {
   return with_prepared_operands(p, Tf32Mn::RegisterA, [&](const PreparedOperands& ops) {
+    const wgmma_plan::PersistentPlan pl = plan_of(p, ops.swapped);
     return dispatch<true>(p.precision, ops.a.k_major, ops.b.k_major, [&](auto tag, auto ak, auto bk) {
       using T = typename decltype(tag)::type;
       constexpr bool kAK = decltype(ak)::value, kBK = decltype(bk)::value;
       return by_swap<T, kAK>(ops.swapped, [&](auto sw) {
         constexpr bool kSw = decltype(sw)::value;
         return by_epilogue<T, kAK, kSw>(p, [&](auto epi) {
-          return launch_typed<T, kAK, kBK, kSw, decltype(epi)::value>(p, ops);
+          return by_tile<T>(pl.bn, [&](auto bn) {
+            return launch_typed<T, kAK, kBK, kSw, decltype(epi)::value, decltype(bn)::value>(p, ops,
+                                                                                          pl);
+          });
         });
       });
     });
   });
+}
+
+// Plan variants for gemm-tune: both tiles for 16-bit inputs (tf32 has the wide one only).
+int variants(const GemmProblem& p, PlanChoice* out, int max) {
+  if (p.precision == Precision::TF32 || max < 2) return 0;
+  out[0] = PlanChoice{1, 0};
+  out[1] = PlanChoice{2, 0};
+  return 2;
 }
 
 int auto_priority(const GemmProblem& p) {
@@ -368,7 +405,8 @@ extern const KernelDesc kWgmmaWarpSpecializedPersistent = {
     .family = "wgmma",
     .seed = "beyond the seeds",
     .summary = "TMA producer warp + 2 consumer warpgroups (setmaxnreg 40/232), 4-stage mbarrier ring, "
-               "128x256x64 tiles, persistent grouped scheduler, stream-k for small deep grids",
+               "128x256x64 tiles (16-bit: 128x192 where they fill the last round better), "
+               "persistent grouped scheduler, stream-k for small deep grids",
     .dtypes = kBF16 | kFP16 | kTF32,
     .min_cc = 90,
     .auto_priority = 200,
@@ -377,6 +415,8 @@ extern const KernelDesc kWgmmaWarpSpecializedPersistent = {
     .config = config,
     .auto_priority_for = auto_priority,
     .features = kBatched | kLargeOperands,
+    .variants = variants,
+    .tile_names = kTileNames,
 };
 
 }  // namespace gemmlab

@@ -303,7 +303,7 @@ __device__ __forceinline__ void store_fragment_tma(const Epilogue& ep, const flo
   constexpr int kGroups = kW / 8;            // fragment groups of 8 columns per box
   constexpr int kVals = 4 * kGroups;         // a thread's values per box
   constexpr int kBoxes = kN / kW;
-  static_assert(kN % kW == 0 && kBoxes % 2 == 0, "whole boxes, an even number per tile");
+  static_assert(kN % kW == 0, "whole boxes");
   static_assert(kN / 8 * 4 * 4 <= kTileBiasBytes, "the tile's bias words fit their block");
   const int lane = threadIdx.x % 32, t = lane % 4, warp = threadIdx.x % 128 / 32;
   const bool issuer = lane == 0;
@@ -339,7 +339,12 @@ __device__ __forceinline__ void store_fragment_tma(const Epilogue& ep, const flo
     for (int i = 0; i < kVals; ++i) v[i] = fmaf(v[i], ep.alpha, cur.v[2 * (i / 4) + i % 2]);
     activate_n<kVals>(v, ep.act);
     uint8_t* half = wbuf + (box & 1) * kTmaStoreBoxBytes;
-    if (issuer) bulk_wait_read<1>();  // the warp's store of box - 2 has read this half
+    // The warp's store of box - 2 has read this half. With an odd number of boxes a tile's first
+    // box reuses the half of the last tile's last box: all its stores first (long done by then).
+    if (issuer) {
+      if (kBoxes % 2 != 0 && box == 0) bulk_wait_read<0>();
+      else bulk_wait_read<1>();
+    }
     __syncwarp();
     write_box<kEs>(half, v, bf16);
     fence_proxy_async();  // the box's generic-proxy writes, visible to TMA after the sync

@@ -50,20 +50,41 @@ bool half_precision(Precision p) { return p == Precision::BF16 || p == Precision
 
 }  // namespace
 
-TileOrder tile_order(int64_t rows, int64_t cols) {
+TileOrder tile_order(int64_t rows, int64_t cols, int bn) {
   const bool whole_rows = rows % kBM > 64 || (rows > kBM && rows <= 2 * kBM);
   const int64_t r = whole_rows && rows % kBM != 0 ? rows + (kBM - rows % kBM) : rows;
-  const int64_t c = cols % kBN > 8 ? cols + (kBN - cols % kBN) : cols;
+  const int64_t c = cols % bn > 8 ? cols + (bn - cols % bn) : cols;
   return {static_cast<int>(r), static_cast<int>(c)};
 }
 
+namespace {
+int64_t tiles_of(int64_t m, int64_t n, int bn) { return ((m + kBM - 1) / kBM) * ((n + bn - 1) / bn); }
+}  // namespace
+
+int persistent_bn(int64_t rows, int64_t cols, Precision p, const DeviceDesc& dev, int64_t batch,
+                  int want) {
+  if (!half_precision(p)) return kBN;
+  const int64_t wide = tiles_of(rows, cols, kBN) * batch;
+  const int64_t narrow = tiles_of(rows, cols, kBNNarrow) * batch;
+  if (narrow > INT32_MAX / 2) return kBN;  // the kernel's tile limit (too_many_tiles)
+  if (want == kBN || want == kBNNarrow) return want;
+  if (wide < dev.sms) return kBN;  // one round at most: stream-k's ground
+  const auto rounds = [&](int64_t tiles) { return static_cast<double>((tiles + dev.sms - 1) / dev.sms); };
+  const double cost_wide = rounds(wide) * kBN;
+  const double cost_narrow = rounds(narrow) * kBNNarrow / kNarrowSpeed;
+  return cost_narrow < 0.96 * cost_wide ? kBNNarrow : kBN;
+}
+
 PersistentPlan plan_persistent(int64_t rows, int64_t cols, int64_t k, Precision p,
-                               const DeviceDesc& dev, int64_t batch) {
+                               const DeviceDesc& dev, int64_t batch, int want_bn) {
   PersistentPlan pl{};
-  pl.grid = tile_grid(rows, cols, kBM, kBN);
+  pl.bn = persistent_bn(rows, cols, p, dev, batch, want_bn);
+  pl.grid = tile_grid(rows, cols, kBM, pl.bn);
   const int tiles = static_cast<int>(static_cast<int64_t>(pl.grid.m_tiles) * pl.grid.n_tiles * batch);
   pl.tiles = tiles;
-  pl.sk = plan_stream_k(half_precision(p), tiles, k, k_blocks_of(k, p), dev.sms, rows);
+  // Stream-k's partials are 128 x 256 tiles: only the wide tile runs it.
+  pl.sk = plan_stream_k(half_precision(p) && pl.bn == kBN, tiles, k, k_blocks_of(k, p), dev.sms,
+                        rows);
   pl.ctas = pl.sk.ctas > 0 ? pl.sk.ctas : std::min(tiles, dev.sms);
   return pl;
 }
@@ -83,7 +104,7 @@ int auto_priority(const GemmProblem& p, const DeviceDesc& dev) {
 }
 
 namespace {
-int64_t tiles_of(int64_t m, int64_t n) { return ((m + kBM - 1) / kBM) * ((n + kBN - 1) / kBN); }
+int64_t tiles_of(int64_t m, int64_t n) { return tiles_of(m, n, kBN); }
 }  // namespace
 
 bool pingpong_pays(int64_t m, int64_t n, int64_t k, int64_t batch, bool heavy_epilogue,

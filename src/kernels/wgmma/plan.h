@@ -14,6 +14,9 @@ namespace gemmlab {
 namespace wgmma_plan {
 
 constexpr int kBM = 128, kBN = 256;  // wgmma/03's tile
+// Its narrower tile (16-bit inputs): 128 x 192, for grids whose 128 x 256 tiles leave most of the
+// last round of SMs idle (3072^2: 288 tiles = 2.18 rounds of 132; 128 x 192: 384 = 2.91).
+constexpr int kBNNarrow = 192;
 constexpr int kMaxContrib = 8;       // CTAs that may share one tile under stream-k
 constexpr int kMaxContribOneRow = 5; // the same for one row of tiles (rows <= kBM: decode)
 constexpr int kGroupRows = 16;       // tile rows per band of the grouped order
@@ -36,9 +39,19 @@ bool stream_k_pays(int64_t tiles, int64_t k, int ctas, int64_t rows = 1 << 30);
 struct TileOrder {
   int rows, cols;
 };
-TileOrder tile_order(int64_t rows, int64_t cols);
+TileOrder tile_order(int64_t rows, int64_t cols, int bn = kBN);
+
+// The tile width (kBN or kBNNarrow) for rows x cols over `batch` entries: the narrow tile
+// where its rounds of SMs (ceil(tiles / SMs), each tile priced by its columns over its speed per
+// flop, kNarrowSpeed) cost less than the wide tile's by a margin; 16-bit inputs only, and never
+// where the wide plan runs stream-k (fewer tiles than SMs). want = kBN / kBNNarrow: that one (a
+// plan variant gemm-tune measures; tf32 keeps kBN).
+constexpr double kNarrowSpeed = 0.92;  // 128 x 192 per flop against 128 x 256 (shared-memory reads)
+int persistent_bn(int64_t rows, int64_t cols, Precision p, const DeviceDesc& dev, int64_t batch = 1,
+                  int want = 0);
 
 struct PersistentPlan {
+  int bn;         // the tile's columns: kBN or kBNNarrow
   TileGrid grid;  // tiles of the kernel's rows x cols (n x m when it runs swapped), one entry
   int tiles;      // tiles of the whole batch: grid's times the entries
   int ctas;       // the persistent grid: one CTA per SM at most, or the stream-k runs
@@ -47,7 +60,7 @@ struct PersistentPlan {
 // rows x cols: the kernel's a x b, `batch` entries of it (their tiles form one sequence);
 // only 16-bit inputs run stream-k.
 PersistentPlan plan_persistent(int64_t rows, int64_t cols, int64_t k, Precision p,
-                               const DeviceDesc& dev, int64_t batch = 1);
+                               const DeviceDesc& dev, int64_t batch = 1, int want_bn = 0);
 
 // `auto` priority of wgmma/03 for p: below wgmma/02's (100) for 16-bit problems whose 128 x 256
 // tiles keep at most half the SMs busy and that are too shallow for stream-k; else 200.
