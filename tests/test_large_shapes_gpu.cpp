@@ -112,17 +112,22 @@ TEST(LargeShapes, WgmmaDecodeSkinnyColumns) {
       << "depth splits to choose among";
 }
 
-// wgmma/03: both tiles it offers gemm-tune (128 x 256 and, 16-bit, 128 x 192) compute the same
-// product, through the staged epilogue (beta != 0) and the plain one: rows 16-byte but not 128-byte
-// aligned (padded by 3), edges that cut both tiles, m64n8 columns, a grid of several tiles per CTA.
+// wgmma/03: every plan it offers gemm-tune (16-bit: 128 x 256 and 128 x 192, on single CTAs and
+// in CTA pairs) computes the same product, through the staged epilogue (beta != 0) and the plain
+// one: rows not 16-byte aligned (padded by 3: packed), B rows 16-byte but not 128-byte aligned
+// (3000 and 1000 columns: read in place by the pairs), edges that cut both tiles and the pairs'
+// 256 rows (a pair's second CTA past the end), m64n8 columns, grids of several tiles per CTA.
 TEST(LargeShapes, Wgmma03EveryTile) {
   GEMMLAB_REQUIRE_GPU();
   if (current_cc() < 90) GTEST_SKIP() << "wgmma/03 needs sm_90a";
   check_variants_of_cases({{Precision::BF16, Shape{300, 500, 1000}, Op::N, Op::N, 3, false},
                            {Precision::FP16, Shape{129, 392, 77}, Op::T, Op::N, 0, true},
                            {Precision::BF16, Shape{257, 3848, 64}, Op::N, Op::T, 0, false},
-                           {Precision::FP16, Shape{3000, 3000, 72}, Op::T, Op::T, 3, true}},
-                          "wgmma/03_tma_wgmma_ws_persistent", 2, "tiles");
+                           {Precision::FP16, Shape{3000, 3000, 72}, Op::T, Op::T, 3, true},
+                           {Precision::BF16, Shape{1100, 3000, 200}, Op::N, Op::N, 0, false},
+                           {Precision::FP16, Shape{300, 1000, 1000}, Op::N, Op::T, 0, true},
+                           {Precision::BF16, Shape{2000, 2000, 136}, Op::T, Op::N, 0, true}},
+                          "wgmma/03_tma_wgmma_ws_persistent", 4, "tiles");
 }
 
 // wgmma/split_k: every slice count it offers gemm-tune (the planner's, then halves) computes the

@@ -108,6 +108,30 @@ TEST(WgmmaPlan, NarrowTileWhereItFillsTheLastRound) {
   EXPECT_EQ(forced.ctas, 48);
 }
 
+// CTA pairs (2 x 1 clusters) where B's rows are 16-byte but not 128-byte aligned, instead of
+// packing B; 16-bit only, and only over at least one tile per SM. Their plan: tiles of 256 rows,
+// no stream-k, two CTAs per pair tile up to one per SM.
+TEST(WgmmaPlan, PairsWhereBRowsAreOffLines) {
+  EXPECT_TRUE(wgmma_plan::pairs_pay(Precision::BF16, true, 288, kH100));
+  EXPECT_TRUE(wgmma_plan::pairs_pay(Precision::FP16, true, 132, kH100));
+  EXPECT_FALSE(wgmma_plan::pairs_pay(Precision::BF16, false, 288, kH100)) << "aligned B: single";
+  EXPECT_TRUE(wgmma_plan::pairs_pay(Precision::BF16, true, 128, kH100)) << "2048 x 2048 tiles";
+  EXPECT_FALSE(wgmma_plan::pairs_pay(Precision::BF16, true, 60, kH100)) << "few tiles";
+  EXPECT_FALSE(wgmma_plan::pairs_pay(Precision::TF32, true, 288, kH100));
+  const auto pl = wgmma_plan::plan_persistent(3000, 3000, 3000, Precision::BF16, kH100, 1, 0, true);
+  EXPECT_TRUE(pl.pairs);
+  EXPECT_EQ(pl.bn, wgmma_plan::kBNNarrow);
+  EXPECT_EQ(pl.grid.m_tiles, 12);
+  EXPECT_EQ(pl.tiles, 12 * 16);
+  EXPECT_EQ(pl.ctas, kH100.sms);
+  EXPECT_EQ(pl.sk.ctas, 0);
+  const auto small = wgmma_plan::plan_persistent(300, 1000, 4096, Precision::BF16, kH100, 1, 0, true);
+  EXPECT_EQ(small.tiles, 2 * 4);
+  EXPECT_EQ(small.ctas, 16);
+  EXPECT_EQ(small.sk.ctas, 0) << "pairs never run stream-k";
+  EXPECT_FALSE(wgmma_plan::plan_persistent(3000, 3000, 3000, Precision::TF32, kH100, 1, 0, true).pairs);
+}
+
 TEST(WgmmaPlan, SmallDeepGridsRunStreamK) {
   // bf16 1024 x 1024 x 4096: 32 tiles, 64 k-blocks each -> 128 CTAs on an H100 (the GPU test
   // pins the same launch down).

@@ -31,6 +31,8 @@
 // tf32 99%; 4097^3 2.3-3.6x; bf16 D 97-98% (4096^3), 100% (8192^3) of cuBLASLt (h100-epilogue);
 // 128x192 (2026-11-27 15:39 UTC, h100-narrow-tile): bf16 3072^3 74% -> 91-93% of cuBLAS.
 // History (clusters with B multicast, stream-k tails, 128 x 128 tiles): docs/history.md.
+#include <algorithm>
+#include <atomic>
 #include <type_traits>
 
 #include "kernels/common/launch.cuh"
@@ -74,13 +76,13 @@ template <typename T, int kN>
 constexpr bool kHasStreamK = sizeof(T) == 2 && kN == kBN;
 
 // Calls seg(tile, kb_begin, kb_end) for this CTA's work in order: one tile at a time (the first
-// is blockIdx.x, each next one next(tile): tile + gridDim.x, or the tile counter's next), or its
+// is cta: blockIdx.x, or the pair's index; each next one next(tile): tile + the grid's CTAs or
+// pairs, or the tile counter's next), or its
 // stream-k run cut at tile boundaries. One call site: the consumers' whole body (main loop and
 // epilogue) is inlined into seg, and a second site would double the kernel's code.
 template <bool kSk, typename Next, typename Seg>
-__device__ __forceinline__ void for_each_segment(int tiles, int num_kb, const StreamK& sk,
+__device__ __forceinline__ void for_each_segment(int cta, int tiles, int num_kb, const StreamK& sk,
                                                  Next&& next, Seg&& seg) {
-  const int cta = blockIdx.x;
   const bool sk_on = kSk && sk.ctas != 0;
   const int end = sk_on ? min((cta + 1) * sk.iters, tiles * num_kb) : tiles;
   for (int it = sk_on ? cta * sk.iters : cta; it < end;) {
@@ -156,7 +158,11 @@ struct TileRing {
 
 // kSwapped: the kernel computes C^T (see PreparedOperands) and stores its result transposed.
 // kEpi: see EpiKind; map_d is D's store map under kEpiTma (unused otherwise).
-template <typename T, bool kAK, bool kBK, bool kSwapped, int kEpi, int kN>
+// kPair: 2 x 1 clusters (16-bit, no stream-k, no DynamicTiles): the pair runs tiles of 2 kBM x kN,
+// each CTA its own 128 rows; each loads half of the shared B tile and multicasts it into both
+// CTAs' stages, so B's rows cost each SM half the TMA requests (B rows that are not 128-byte
+// aligned, which the host packs otherwise: wgmma_plan::pairs_pay).
+template <typename T, bool kAK, bool kBK, bool kSwapped, int kEpi, int kN, bool kPair>
 __global__ void __launch_bounds__(kThreads, 1)
     ws_persistent_kernel(const __grid_constant__ CUtensorMap map_a,
                          const __grid_constant__ CUtensorMap map_b,
@@ -170,7 +176,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   extern __shared__ uint8_t smem_raw[];
   const PersistentSmem sm(smem_raw, kStages * TileT::kBytes);
   uint8_t* smem = sm.ring;
-  Ring<kStages> ring{sm.bars, sm.bars + kStages};
+  std::conditional_t<kPair, PairRing<kStages>, Ring<kStages>> ring{};
+  ring.full = sm.bars, ring.empty = sm.bars + kStages;
   __shared__ int sk_last[2];  // per consumer warpgroup: "arrived last at a shared tile"
   __shared__ int tile_ids[kTileSlots];
   __shared__ alignas(8) uint64_t tile_bars[2 * kTileSlots];
@@ -178,28 +185,49 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   const int wg = threadIdx.x / 128;
   const int num_kb = ceil_div(k, TileT::kBK);
-  const TileWalk walk(rows, cols, kBM, kN, batch.count, order);
+  // In pairs a tile is the pair's 2 kBM x kN and this CTA takes rows kBM rank + [0, kBM) of it.
+  const int rank = kPair ? static_cast<int>(cluster_ctarank()) : 0;
+  const int first = static_cast<int>(blockIdx.x) / (kPair ? 2 : 1);
+  const int step = static_cast<int>(gridDim.x) / (kPair ? 2 : 1);
+  const TileWalk walk(rows, cols, kPair ? 2 * kBM : kBM, kN, batch.count, order,
+                      kPair ? wgmma_plan::kGroupRows / 2 : wgmma_plan::kGroupRows);
+  const auto tile_at = [&](int tile) {
+    BatchTile bt = walk.at(tile);
+    bt.tc.row0 += kBM * rank;
+    return bt;
+  };
   const int tiles = walk.tiles;
   if (threadIdx.x == 0) {
     prefetch_maps(&map_a, &map_b, &map_a_edge, &map_b_edge, kEpi == kEpiTma ? &map_d : nullptr);
-    ring.init(2);  // both consumer warpgroups read every stage
+    ring.init(kPair ? 4 : 2);  // both consumer warpgroups (of both CTAs) read every stage
     for (int s = 0; s < kTileSlots; ++s) {
       mbar_init(&tiles_ring.full[s], 1);
       mbar_init(&tiles_ring.empty[s], 2);  // one arrive per consumer warpgroup
     }
     fence_barrier_init();
   }
-  __syncthreads();
+  // A pair's barriers are initialized before either CTA multicasts or arrives into the other.
+  if constexpr (kPair) {
+    cluster_sync();
+    ring.peer_empty = cluster_map(ring.empty, static_cast<uint32_t>(rank ^ 1));
+  } else {
+    __syncthreads();
+  }
 
   if (wg == 0) {  // ---- producer ----
     setmaxnreg_dec<40>();
-    if (threadIdx.x == 0)
-      for_each_segment<kHasStreamK<T, kN>>(tiles, num_kb, sk, [&](int tile) {
-        return tile_counter ? tiles_ring.draw(tile_counter) : tile + static_cast<int>(gridDim.x);
+    if (threadIdx.x == 0) {
+      for_each_segment<kHasStreamK<T, kN> && !kPair>(first, tiles, num_kb, sk, [&](int tile) {
+        return tile_counter ? tiles_ring.draw(tile_counter) : tile + step;
       }, [&](int tile, int kb0, int kb1) {
-        produce<TileT>(&map_a, &map_b, &map_a_edge, &map_b_edge, smem, ring, walk.at(tile), batch,
-                       rows, cols, kb0, kb1);
+        produce<TileT, kPair>(&map_a, &map_b, &map_a_edge, &map_b_edge, smem, ring, tile_at(tile),
+                              batch, rows, cols, kb0, kb1, rank);
       });
+      // In a pair the CTA stays until every consumer of both CTAs has released its last stages:
+      // the other CTA's consumers arrive on this CTA's barriers until then.
+      if constexpr (kPair)
+        for (int i = 0; i < kStages; ++i, ring.advance()) mbar_wait(&ring.empty[ring.s], ring.phase ^ 1);
+    }
     return;
   }
   // ---- consumers: warpgroup cw owns rows [64 cw, 64 cw + 64) of each 128 x kN tile ----
@@ -209,10 +237,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   const uint32_t smem_base = smem_addr(smem);
   float d[kN / 2];
   const auto next = [&](int tile) {
-    return tile_counter ? tiles_ring.take(cw) : tile + static_cast<int>(gridDim.x);
+    return tile_counter ? tiles_ring.take(cw) : tile + step;
   };
-  for_each_segment<kHasStreamK<T, kN>>(tiles, num_kb, sk, next, [&](int tile, int kb0, int kb1) {
-    const BatchTile bt = walk.at(tile);
+  for_each_segment<kHasStreamK<T, kN> && !kPair>(first, tiles, num_kb, sk, next, [&](int tile, int kb0, int kb1) {
+    const BatchTile bt = tile_at(tile);
     const TileCoord tc = bt.tc;
     if (tc.row0 + 64 * cw >= rows) return skip(ring, signals, kb0, kb1);
     // A tile with <= 8 valid columns uses m64n8 (d[0..3]; the other accumulators are stale but
@@ -225,8 +253,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     else consume<TileT, false>(d, ring, smem_base, cw, signals, kb0, kb1, &prev);
     wgmma_wait<0>();
     fence_operand(d);
-    if (signals) mbar_arrive(&ring.empty[prev]);
-    if constexpr (kHasStreamK<T, kN>)
+    if (signals) ring.release(prev);
+    if constexpr (kHasStreamK<T, kN> && !kPair)
       if (sk.ctas > 0 && !reduce_shared_tile(d, sk, ws, tile, cw, &sk_last[cw],
                                              tc.row0 + 64 * cw + fragment_row(0) < rows))
         return;
@@ -249,27 +277,71 @@ cudaError_t by_swap(bool swapped, F&& f) {
   return f(std::false_type{});
 }
 
-// Plan variants (gemm-tune): tile 1 is 128 x 256, tile 2 128 x 192 (16-bit only).
-const char* const kTileNames[] = {"128x256", "128x192", nullptr};
+// Plan variants (gemm-tune), 16-bit only: tiles 1 and 2 are 128 x 256 and 128 x 192 on single
+// CTAs, 3 and 4 the same in CTA pairs ("c2": 2 x 1 clusters).
+const char* const kTileNames[] = {"128x256", "128x192", "128x256c2", "128x192c2", nullptr};
 int wanted_bn() {
   const int t = forced_plan().tile;
-  return t == 1 ? kBN : t == 2 ? kBNNarrow : 0;
+  return t == 1 || t == 3 ? kBN : t == 2 || t == 4 ? kBNNarrow : 0;
 }
 
-// The plan of a problem whose kernel operands are rows x k and cols x k (rows x cols swapped).
-wgmma_plan::PersistentPlan plan_of(const GemmProblem& p, bool swapped) {
+// The plan of a problem whose kernel operands are rows x k and cols x k (rows x cols swapped),
+// without pairs; pairs_of decides those.
+wgmma_plan::PersistentPlan plan_of(const GemmProblem& p, bool swapped, bool pairs = false) {
   const int64_t rows = swapped ? p.n : p.m, cols = swapped ? p.m : p.n;
   return wgmma_plan::plan_persistent(rows, cols, p.k, p.precision, current_device_desc(), p.batch,
-                                     wanted_bn());
+                                     wanted_bn(), pairs);
 }
 
-// Calls f(integral_constant<int, kN>) for the plan's tile width; only 16-bit inputs have the
-// narrow tile.
-template <typename T, typename F>
-cudaError_t by_tile(int bn, F&& f) {
-  if constexpr (sizeof(T) == 2)
-    if (bn == kBNNarrow) return f(std::integral_constant<int, kBNNarrow>{});
-  return f(std::integral_constant<int, kBN>{});
+// Whether p runs in CTA pairs: a forced variant (3, 4: pairs; 1, 2: none), else the planner's
+// rule (wgmma_plan::pairs_pay); never with DynamicTiles (gemmlab_dist's pieces) or swapped.
+bool pairs_of(const GemmProblem& p, bool swapped) {
+  if (p.precision == Precision::TF32 || swapped || dynamic_tiles()) return false;
+  const int t = forced_plan().tile;
+  if (t != 0) return t >= 3;
+  const wgmma_plan::PersistentPlan single = plan_of(p, swapped);
+  return single.sk.ctas == 0 &&
+         wgmma_plan::pairs_pay(p.precision, b_rows_off_lines(p), single.tiles, current_device_desc());
+}
+
+// The pairs resident at once on the current device: its GPCs' SM counts decide (cached per
+// device).
+int max_pairs(const void* kern, int smem) {
+  constexpr int kMaxDevices = 64;
+  static std::atomic<int> cache[kMaxDevices] = {};
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices)
+    return device_sm_count() / 2;
+  if (const int c = cache[dev].load(std::memory_order_relaxed); c > 0) return c;
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr;
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = 2, attr.val.clusterDim.y = 1, attr.val.clusterDim.z = 1;
+  cfg.gridDim = dim3(static_cast<unsigned>(device_sm_count() / 2 * 2));
+  cfg.blockDim = dim3(kThreads);
+  cfg.dynamicSmemBytes = static_cast<size_t>(smem), cfg.attrs = &attr, cfg.numAttrs = 1;
+  int n = 0;
+  if (cudaOccupancyMaxActiveClusters(&n, kern, &cfg) != cudaSuccess || n < 1) {
+    (void)cudaGetLastError();
+    n = device_sm_count() / 2;
+  }
+  cache[dev].store(n, std::memory_order_relaxed);
+  return n;
+}
+
+// Calls f(integral_constant<int, kN>, bool_constant<pairs>) for the plan's tile width and CTA
+// pairs; only 16-bit inputs have the narrow tile and the pairs, and a swapped kernel neither.
+template <typename T, bool kSwapped, typename F>
+cudaError_t by_tile(const wgmma_plan::PersistentPlan& pl, F&& f) {
+  if constexpr (sizeof(T) == 2 && !kSwapped) {
+    if (pl.pairs) {
+      if (pl.bn == kBNNarrow)
+        return f(std::integral_constant<int, kBNNarrow>{}, std::true_type{});
+      return f(std::integral_constant<int, kBN>{}, std::true_type{});
+    }
+    if (pl.bn == kBNNarrow) return f(std::integral_constant<int, kBNNarrow>{}, std::false_type{});
+  }
+  return f(std::integral_constant<int, kBN>{}, std::false_type{});
 }
 
 // Calls f(integral_constant<int, kEpi>) for the problem's epilogue instance (EpiKind): TMA
@@ -286,24 +358,28 @@ cudaError_t by_epilogue(const GemmProblem& p, F&& f) {
 LaunchConfig config(const GemmProblem& p) {
   LaunchConfig c;
   const KernelLayout kl = kernel_layout(p, Tf32Mn::RegisterA);
-  const wgmma_plan::PersistentPlan pl = plan_of(p, kl.swapped);
+  const wgmma_plan::PersistentPlan pl = plan_of(p, kl.swapped, pairs_of(p, kl.swapped));
+  int ctas = pl.ctas;
   dispatch<true>(p.precision, kl.a_k_major, kl.b_k_major, [&](auto tag, auto ak, auto bk) {
     using T = typename decltype(tag)::type;
     constexpr bool kAK = decltype(ak)::value, kBK = decltype(bk)::value;
     return by_swap<T, kAK>(kl.swapped, [&](auto sw) {
       constexpr bool kSw = decltype(sw)::value;
       return by_epilogue<T, kAK, kSw>(p, [&](auto epi) {
-        return by_tile<T>(pl.bn, [&](auto bn) {
+        return by_tile<T, kSw>(pl, [&](auto bn, auto pair) {
           constexpr int kN = decltype(bn)::value;
-          c.kernel = reinterpret_cast<const void*>(
-              ws_persistent_kernel<T, kAK, kBK, kSw, decltype(epi)::value, kN>);
+          auto* kern = ws_persistent_kernel<T, kAK, kBK, kSw, decltype(epi)::value, kN,
+                                            decltype(pair)::value>;
+          c.kernel = reinterpret_cast<const void*>(kern);
           c.smem_bytes = smem_bytes<T, kAK, kBK, kN>();
+          if constexpr (decltype(pair)::value)
+            ctas = 2 * std::min(pl.tiles, max_pairs(c.kernel, c.smem_bytes));
           return cudaSuccess;
         });
       });
     });
   });
-  c.grid = dim3(static_cast<unsigned>(pl.ctas));
+  c.grid = dim3(static_cast<unsigned>(ctas));
   c.block = dim3(kThreads);
   return c;
 }
@@ -330,19 +406,34 @@ cudaError_t stream_k_scratch(wgmma_plan::PersistentPlan* pl, int sms, cudaStream
   return cudaSuccess;
 }
 
-// pl: the plan over the kernel's a x b (n x m when swapped), pl.bn == kN.
-template <typename T, bool kAK, bool kBK, bool kSwapped, int kEpi, int kN>
+// pl: the plan over the kernel's a x b (n x m when swapped), pl.bn == kN, pl.pairs == kPair.
+template <typename T, bool kAK, bool kBK, bool kSwapped, int kEpi, int kN, bool kPair>
 cudaError_t launch_typed(const GemmProblem& p, const PreparedOperands& ops,
                          wgmma_plan::PersistentPlan pl) {
   using TileT = Tile<T, kAK, kBK, kN>;
   static_assert(TileT::kBK * sizeof(T) == 128, "k_blocks_of: 128 bytes of K per stage");
   KernelMaps m;
-  cudaError_t e = make_kernel_maps(p, ops, kBM, kN, TileT::kEdgeRows, kEpi == kEpiTma, &m);
+  // (in pairs each CTA loads half of a K-major B tile's rows)
+  cudaError_t e = make_kernel_maps(p, ops, kBM, kPair ? kN / 2 : kN, TileT::kEdgeRows,
+                                   kEpi == kEpiTma, &m);
   if (e != cudaSuccess) return e;
-  auto* kern = ws_persistent_kernel<T, kAK, kBK, kSwapped, kEpi, kN>;
+  auto* kern = ws_persistent_kernel<T, kAK, kBK, kSwapped, kEpi, kN, kPair>;
   constexpr int smem = smem_bytes<T, kAK, kBK, kN>();
   e = prepare_function(reinterpret_cast<const void*>(kern), smem);
   if (e != cudaSuccess) return e;
+  const Batch batch = batch_of(p, ops);
+  const wgmma_plan::TileOrder order = wgmma_plan::tile_order(ops.a.mn, ops.b.mn, kN);
+  if constexpr (kPair) {
+    const int pairs = std::min(pl.tiles, max_pairs(reinterpret_cast<const void*>(kern), smem));
+    cudaLaunchAttribute attr;
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = 2, attr.val.clusterDim.y = 1, attr.val.clusterDim.z = 1;
+    return launch_kernel_ex(kern, dim3(static_cast<unsigned>(2 * pairs)), dim3(kThreads), smem,
+                            p.stream, &attr, 1, m.a, m.b, m.a_edge, m.b_edge, m.d,
+                            make_epilogue(p), static_cast<int>(p.k), static_cast<int>(ops.a.mn),
+                            static_cast<int>(ops.b.mn), order, batch, StreamK{0, 0, 0, 0, 0},
+                            SplitWorkspace{nullptr, nullptr, 0}, static_cast<int*>(nullptr));
+  }
   SplitWorkspace ws;
   e = stream_k_scratch(&pl, device_sm_count(), p.stream, &ws);
   if (e != cudaSuccess) return e;
@@ -355,8 +446,6 @@ cudaError_t launch_typed(const GemmProblem& p, const PreparedOperands& ops,
       counter = nullptr;
     }
   }
-  const Batch batch = batch_of(p, ops);
-  const wgmma_plan::TileOrder order = wgmma_plan::tile_order(ops.a.mn, ops.b.mn, kN);
   e = launch_kernel(kern, dim3(static_cast<unsigned>(pl.ctas)), kThreads, smem, p.stream, m.a,
                     m.b, m.a_edge, m.b_edge, m.d, make_epilogue(p), static_cast<int>(p.k),
                     static_cast<int>(ops.a.mn), static_cast<int>(ops.b.mn), order, batch, pl.sk,
@@ -367,30 +456,32 @@ cudaError_t launch_typed(const GemmProblem& p, const PreparedOperands& ops,
 }
 
 cudaError_t launch(const GemmProblem& p) {
+  // In pairs B's rows are read in place (kernel_layout: 16-bit runs unswapped).
+  const bool pairs = pairs_of(p, kernel_layout(p, Tf32Mn::RegisterA).swapped);
   return with_prepared_operands(p, Tf32Mn::RegisterA, [&](const PreparedOperands& ops) {
-    const wgmma_plan::PersistentPlan pl = plan_of(p, ops.swapped);
+    const wgmma_plan::PersistentPlan pl = plan_of(p, ops.swapped, pairs && !ops.swapped);
     return dispatch<true>(p.precision, ops.a.k_major, ops.b.k_major, [&](auto tag, auto ak, auto bk) {
       using T = typename decltype(tag)::type;
       constexpr bool kAK = decltype(ak)::value, kBK = decltype(bk)::value;
       return by_swap<T, kAK>(ops.swapped, [&](auto sw) {
         constexpr bool kSw = decltype(sw)::value;
         return by_epilogue<T, kAK, kSw>(p, [&](auto epi) {
-          return by_tile<T>(pl.bn, [&](auto bn) {
-            return launch_typed<T, kAK, kBK, kSw, decltype(epi)::value, decltype(bn)::value>(p, ops,
-                                                                                          pl);
+          return by_tile<T, kSw>(pl, [&](auto bn, auto pair) {
+            return launch_typed<T, kAK, kBK, kSw, decltype(epi)::value, decltype(bn)::value,
+                                decltype(pair)::value>(p, ops, pl);
           });
         });
       });
     });
-  });
+  }, /*keep_b_rows=*/pairs);
 }
 
-// Plan variants for gemm-tune: both tiles for 16-bit inputs (tf32 has the wide one only).
+// Plan variants for gemm-tune: both tiles, single and in pairs, for 16-bit inputs (tf32 has the
+// wide single one only).
 int variants(const GemmProblem& p, PlanChoice* out, int max) {
-  if (p.precision == Precision::TF32 || max < 2) return 0;
-  out[0] = PlanChoice{1, 0};
-  out[1] = PlanChoice{2, 0};
-  return 2;
+  if (p.precision == Precision::TF32 || max < 4) return 0;
+  for (int t = 1; t <= 4; ++t) out[t - 1] = PlanChoice{t, 0};
+  return 4;
 }
 
 int auto_priority(const GemmProblem& p) {

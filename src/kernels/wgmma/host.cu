@@ -126,14 +126,23 @@ Plan plan_a(const GemmProblem& p, const Layout& l) {
                       wgmma_plan::padding_pays(p.precision, p.m, p.n, p.k, p.k * p.m, false),
                       false, p.batch, p.stride_a);
 }
-Plan plan_b(const GemmProblem& p, const Layout& l) {
+Plan plan_b(const GemmProblem& p, const Layout& l, bool keep_b_rows) {
   return plan_operand(p.B, p.ldb, p.op_b == Op::T, p.n, p.k, p.precision, l.force_b,
-                      wgmma_plan::padding_pays(p.precision, p.m, p.n, p.k, p.k * p.n,
-                                               p.op_b == Op::T),
+                      !keep_b_rows && wgmma_plan::padding_pays(p.precision, p.m, p.n, p.k,
+                                                               p.k * p.n, p.op_b == Op::T),
                       true, p.batch, p.stride_b);
 }
 
 }  // namespace
+
+bool b_rows_off_lines(const GemmProblem& p) {
+  const int64_t eb = input_bytes(p.precision);
+  const uintptr_t b = reinterpret_cast<uintptr_t>(p.B);
+  const bool batched = p.batch > 1 && p.stride_b != 0;
+  const bool aligned = b % 16 == 0 && (p.ldb * eb) % 16 == 0 && (!batched || (p.stride_b * eb) % 16 == 0);
+  const bool lines = b % 128 == 0 && (p.ldb * eb) % 128 == 0;
+  return aligned && !lines;
+}
 
 KernelLayout kernel_layout(const GemmProblem& p, Tf32Mn tf32) {
   const Layout l = layout_of(p, tf32);
@@ -141,9 +150,10 @@ KernelLayout kernel_layout(const GemmProblem& p, Tf32Mn tf32) {
   return l.swap ? KernelLayout{b_k, a_k, true} : KernelLayout{a_k, b_k, false};
 }
 
-cudaError_t prepare_operands(const GemmProblem& p, Tf32Mn tf32, PreparedOperands* out) {
+cudaError_t prepare_operands(const GemmProblem& p, Tf32Mn tf32, PreparedOperands* out,
+                             bool keep_b_rows) {
   const Layout l = layout_of(p, tf32);
-  Plan a = plan_a(p, l), b = plan_b(p, l);
+  Plan a = plan_a(p, l), b = plan_b(p, l, keep_b_rows);
   out->a = a.in_place;
   out->b = b.in_place;
   out->swapped = false;

@@ -58,7 +58,13 @@ enum class Tf32Mn {
   OpB,        // op(B)^T may stay MN-major, op(A) is made K-major: the strips kernel, whose
               // weight W = op(B)^T is its wgmma A, from registers when MN-major
 };
-cudaError_t prepare_operands(const GemmProblem& p, Tf32Mn tf32, PreparedOperands* out);
+// keep_b_rows: never pack B only to align its rows to 128 bytes (wgmma/03's CTA pairs read them
+// in place).
+cudaError_t prepare_operands(const GemmProblem& p, Tf32Mn tf32, PreparedOperands* out,
+                             bool keep_b_rows = false);
+// B's rows (base, pitch, batch stride) are 16-byte aligned, as TMA needs, but not 128-byte
+// aligned: the host packs such a B (wgmma_plan::padding_pays) unless told to keep it.
+bool b_rows_off_lines(const GemmProblem& p);
 KernelLayout kernel_layout(const GemmProblem& p, Tf32Mn tf32);
 // Frees the workspace after the kernel (stream-ordered, so call it right after the launch).
 cudaError_t release_operands(const GemmProblem& p, PreparedOperands* ops);
@@ -123,9 +129,10 @@ cudaError_t dispatch(Precision prec, bool a_k_major, bool b_k_major, F&& f) {
 // prepare_operands, then f(ops) (the launch), then release_operands (stream-ordered, after the
 // launch): the common shape of every TMA kernel's launch. Returns the first error.
 template <typename F>
-cudaError_t with_prepared_operands(const GemmProblem& p, Tf32Mn tf32, F&& f) {
+cudaError_t with_prepared_operands(const GemmProblem& p, Tf32Mn tf32, F&& f,
+                                   bool keep_b_rows = false) {
   PreparedOperands ops;
-  cudaError_t e = prepare_operands(p, tf32, &ops);
+  cudaError_t e = prepare_operands(p, tf32, &ops, keep_b_rows);
   if (e == cudaSuccess) e = f(static_cast<const PreparedOperands&>(ops));
   const cudaError_t r = release_operands(p, &ops);
   return e != cudaSuccess ? e : r;

@@ -19,6 +19,8 @@ struct Ring {
   __device__ __forceinline__ void advance() {
     if (++s == kStages) s = 0, phase ^= 1;
   }
+  // A consumer warpgroup is done with stage `slot`: its producer may overwrite it.
+  __device__ __forceinline__ void release(int slot) const { mbar_arrive(&empty[slot]); }
   // (one thread, before the CTA's first barrier) full: the producer's arrive_expect_tx and the
   // TMA bytes; empty: one arrive per warpgroup that reads a stage.
   __device__ __forceinline__ void init(int readers) const {
@@ -26,6 +28,18 @@ struct Ring {
       mbar_init(&full[i], 1);
       mbar_init(&empty[i], readers);
     }
+  }
+};
+
+// The ring of a CTA in a pair (wgmma/03's 2 x 1 clusters): the other CTA's producer writes into
+// this CTA's stages too, so a stage is released on both CTAs' empty barriers (peer_empty: the
+// other CTA's, as a shared::cluster address; each is initialized for both CTAs' readers).
+template <int kStages>
+struct PairRing : Ring<kStages> {
+  uint32_t peer_empty = 0;
+  __device__ __forceinline__ void release(int slot) const {
+    mbar_arrive(&this->empty[slot]);
+    mbar_arrive_cluster(peer_empty + 8 * slot);
   }
 };
 
@@ -44,7 +58,7 @@ __device__ __forceinline__ void consume_ss(float (&d)[TileT::kCols / 2], RingT& 
     TileT::template mma<kNarrow>(d, smem_base + ring.s * TileT::kBytes, cw, kb > kb0);
     wgmma_commit();
     wgmma_wait<1>();
-    if (kb > kb0 && signals) mbar_arrive(&ring.empty[*prev]);
+    if (kb > kb0 && signals) ring.release(*prev);
     *prev = ring.s;
   }
 }
@@ -65,7 +79,7 @@ __device__ __forceinline__ void consume_rs_step(float (&d)[TileT::kCols / 2],
   wgmma_commit();
   wgmma_wait<1>();
   fence_operand(other);
-  if (kb > kb0 && signals) mbar_arrive(&ring.empty[*prev]);
+  if (kb > kb0 && signals) ring.release(*prev);
   *prev = ring.s;
   ring.advance();
   if (kb + 1 < kb1) {  // the slot and phase the next step will use
@@ -106,7 +120,7 @@ template <class RingT>
 __device__ __forceinline__ void skip(RingT& ring, bool signals, int kb0, int kb1) {
   for (int kb = kb0; kb < kb1; ++kb, ring.advance()) {
     mbar_wait(&ring.full[ring.s], ring.phase);
-    if (signals) mbar_arrive(&ring.empty[ring.s]);
+    if (signals) ring.release(ring.s);
   }
 }
 

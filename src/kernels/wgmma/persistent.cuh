@@ -40,16 +40,17 @@ __device__ __forceinline__ BatchTile batch_tile(int tile, int entry_tiles, int b
                                            order_cols, group)};
 }
 
-// The batch's tiles as a persistent kernel walks them: tile t of [0, tiles) at at(t).
+// The batch's tiles as a persistent kernel walks them: tile t of [0, tiles) at at(t). group: tile
+// rows per band of the grouped order (a CTA pair's tiles are two rows high: half the band).
 struct TileWalk {
-  int entry_tiles, tiles, bm, bn;
+  int entry_tiles, tiles, bm, bn, group;
   wgmma_plan::TileOrder order;
   __device__ __forceinline__ TileWalk(int rows, int cols, int bm_, int bn_, int entries,
-                                      wgmma_plan::TileOrder o)
+                                      wgmma_plan::TileOrder o, int group_ = wgmma_plan::kGroupRows)
       : entry_tiles(ceil_div(rows, bm_) * ceil_div(cols, bn_)),
-        tiles(entry_tiles * entries), bm(bm_), bn(bn_), order(o) {}
+        tiles(entry_tiles * entries), bm(bm_), bn(bn_), group(group_), order(o) {}
   __device__ __forceinline__ BatchTile at(int tile) const {
-    return batch_tile(tile, entry_tiles, bm, bn, order.rows, order.cols, wgmma_plan::kGroupRows);
+    return batch_tile(tile, entry_tiles, bm, bn, order.rows, order.cols, group);
   }
 };
 
@@ -93,17 +94,20 @@ __device__ __forceinline__ void prefetch_maps(const CUtensorMap* a, const CUtens
   if (d) prefetch_tensor_map(d);
 }
 
-// Producer: k-blocks [kb0, kb1) of tile bt into the ring.
-template <class TileT, class RingT>
+// Producer: k-blocks [kb0, kb1) of tile bt into the ring. kPair: a CTA of a 2 x 1 cluster
+// (wgmma/03's pairs), `rank` in it: it loads its own A rows and half of the pair's B tile into
+// both CTAs' stages (map_b: the half box); a CTA whose rows are all past the end loads no A.
+template <class TileT, bool kPair = false, class RingT>
 __device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensorMap* map_b,
                                         const CUtensorMap* map_a_edge, const CUtensorMap* map_b_edge,
                                         uint8_t* smem, RingT& ring, BatchTile bt, const Batch& batch,
-                                        int rows, int cols, int kb0, int kb1) {
+                                        int rows, int cols, int kb0, int kb1, int rank = 0) {
   const TileCoord tc = bt.tc;
   const int za = bt.entry * batch.a_step, zb = bt.entry * batch.b_step;
+  const bool no_a = kPair && tc.row0 >= rows;
   const bool edge_a = rows - tc.row0 <= TileT::kEdgeRows;
   const bool edge_b = cols - tc.col0 <= TileT::kEdgeRows;
-  const uint32_t bytes = (edge_a ? TileT::kAEdgeBytes : TileT::kABytes) +
+  const uint32_t bytes = (no_a ? 0 : edge_a ? TileT::kAEdgeBytes : TileT::kABytes) +
                          (edge_b ? TileT::kBEdgeBytes : TileT::kBBytes);
   for (int kb = kb0; kb < kb1; ++kb, ring.advance()) {
     // Wait until the slot's consumers released it. On the first pass the wait is for the phase
@@ -113,10 +117,19 @@ __device__ __forceinline__ void produce(const CUtensorMap* map_a, const CUtensor
     uint64_t* full = &ring.full[ring.s];
     mbar_arrive_expect_tx(full, bytes);  // OOB zero-fill still counts full boxes
     const int k0 = kb * TileT::kBK;
-    if (edge_a) TileT::load_a_edge(map_a, map_a_edge, stage, full, tc.row0, k0, za);
-    else TileT::load_a(map_a, stage, full, tc.row0, k0, za);
-    if (edge_b) TileT::load_b_edge(map_b, map_b_edge, stage, full, tc.col0, k0, zb);
-    else TileT::load_b(map_b, stage, full, tc.col0, k0, zb);
+    if (no_a) {
+    } else if (edge_a) {
+      TileT::load_a_edge(map_a, map_a_edge, stage, full, tc.row0, k0, za);
+    } else {
+      TileT::load_a(map_a, stage, full, tc.row0, k0, za);
+    }
+    if constexpr (kPair) {
+      if (edge_b) TileT::load_b_edge_pair(map_b, map_b_edge, stage, full, tc.col0, k0, zb, rank);
+      else TileT::load_b_pair(map_b, stage, full, tc.col0, k0, zb, rank);
+    } else {
+      if (edge_b) TileT::load_b_edge(map_b, map_b_edge, stage, full, tc.col0, k0, zb);
+      else TileT::load_b(map_b, stage, full, tc.col0, k0, zb);
+    }
   }
 }
 

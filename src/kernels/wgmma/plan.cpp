@@ -75,10 +75,22 @@ int persistent_bn(int64_t rows, int64_t cols, Precision p, const DeviceDesc& dev
   return cost_narrow < 0.96 * cost_wide ? kBNNarrow : kBN;
 }
 
+bool pairs_pay(Precision p, bool b_off_lines, int64_t tiles, const DeviceDesc& dev) {
+  return half_precision(p) && b_off_lines && 2 * tiles >= dev.sms && dev.sms >= 2;
+}
+
 PersistentPlan plan_persistent(int64_t rows, int64_t cols, int64_t k, Precision p,
-                               const DeviceDesc& dev, int64_t batch, int want_bn) {
+                               const DeviceDesc& dev, int64_t batch, int want_bn, bool pairs) {
   PersistentPlan pl{};
   pl.bn = persistent_bn(rows, cols, p, dev, batch, want_bn);
+  pl.pairs = pairs && half_precision(p);
+  if (pl.pairs) {
+    pl.grid = tile_grid(rows, cols, 2 * kBM, pl.bn);
+    pl.tiles = static_cast<int>(static_cast<int64_t>(pl.grid.m_tiles) * pl.grid.n_tiles * batch);
+    pl.sk = StreamK{0, 0, 0, 0, 0};
+    pl.ctas = 2 * std::min(pl.tiles, dev.sms / 2);
+    return pl;
+  }
   pl.grid = tile_grid(rows, cols, kBM, pl.bn);
   const int tiles = static_cast<int>(static_cast<int64_t>(pl.grid.m_tiles) * pl.grid.n_tiles * batch);
   pl.tiles = tiles;

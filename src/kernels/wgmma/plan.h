@@ -50,7 +50,17 @@ constexpr double kNarrowSpeed = 0.92;  // 128 x 192 per flop against 128 x 256 (
 int persistent_bn(int64_t rows, int64_t cols, Precision p, const DeviceDesc& dev, int64_t batch = 1,
                   int want = 0);
 
+// Whether wgmma/03 runs in CTA pairs (2 x 1 clusters, each CTA loading half of the shared B tile
+// and multicasting it) instead of having the host pack B: 16-bit inputs whose B rows are
+// 16-byte but not 128-byte aligned (b_off_lines), over at least half a tile per SM (the caller
+// keeps stream-k's plans single). Each box row of such a B spans two 128-byte lines, and loading
+// it costs the SM's TMA about twice the requests; pairs halve B's requests per SM, so B needs no
+// packing (measured, docs/history.md: bf16 3000^3 486 -> 544 TFLOP/s, 4104^3 536 -> 584,
+// 2048 x 2048 x 3000 NT 523 -> 630). Aligned B: the pairs measured neutral to -3%: single there.
+bool pairs_pay(Precision p, bool b_off_lines, int64_t tiles, const DeviceDesc& dev);
+
 struct PersistentPlan {
+  bool pairs;     // 2 x 1 clusters on tiles of 2 kBM x bn (no stream-k)
   int bn;         // the tile's columns: kBN or kBNNarrow
   TileGrid grid;  // tiles of the kernel's rows x cols (n x m when it runs swapped), one entry
   int tiles;      // tiles of the whole batch: grid's times the entries
@@ -59,8 +69,11 @@ struct PersistentPlan {
 };
 // rows x cols: the kernel's a x b, `batch` entries of it (their tiles form one sequence);
 // only 16-bit inputs run stream-k.
+// pairs: the CTA pairs' plan (grid: tiles of 2 kBM x bn; ctas: twice the pairs, before the
+// device's cluster occupancy caps them).
 PersistentPlan plan_persistent(int64_t rows, int64_t cols, int64_t k, Precision p,
-                               const DeviceDesc& dev, int64_t batch = 1, int want_bn = 0);
+                               const DeviceDesc& dev, int64_t batch = 1, int want_bn = 0,
+                               bool pairs = false);
 
 // `auto` priority of wgmma/03 for p: below wgmma/02's (100) for 16-bit problems whose 128 x 256
 // tiles keep at most half the SMs busy and that are too shallow for stream-k; else 200.

@@ -58,6 +58,39 @@ __device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
 #endif
 }
 
+// ---------------------------------------------------------------------------------------------
+// Clusters (wgmma/03's 2 x 1 CTA pairs): this CTA's rank, a barrier over the whole cluster, an
+// arrive on the barrier at the same offset in another CTA's shared memory (the plain .release.cta
+// arrive: a .cluster-scope one stalled every k-block, docs/history.md), and a TMA load
+// multicast to the CTAs of `mask` (same shared offsets; each CTA's barrier at `bar`'s offset).
+// ---------------------------------------------------------------------------------------------
+__device__ __forceinline__ uint32_t cluster_ctarank() {
+  uint32_t r = 0;
+#ifdef GEMMLAB_SM90A
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+#endif
+  return r;
+}
+__device__ __forceinline__ void cluster_sync() {
+#ifdef GEMMLAB_SM90A
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" :::
+                   "memory");
+#endif
+}
+// The shared::cluster address of `p`'s counterpart in CTA `cta` of the cluster.
+__device__ __forceinline__ uint32_t cluster_map(const void* p, uint32_t cta) {
+  uint32_t r = 0;
+#ifdef GEMMLAB_SM90A
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(smem_addr(p)), "r"(cta));
+#endif
+  return r;
+}
+__device__ __forceinline__ void mbar_arrive_cluster(uint32_t cluster_addr) {
+#ifdef GEMMLAB_SM90A
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_addr) : "memory");
+#endif
+}
+
 // Spin until the phase of parity `parity` has completed.
 __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
 #ifdef GEMMLAB_SM90A
@@ -88,6 +121,19 @@ __device__ __forceinline__ void tma_load_3d(void* dst, const CUtensorMap* map, u
       "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
       " [%0], [%1, {%3, %4, %5}], [%2];\n" ::"r"(smem_addr(dst)),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_addr(bar)), "r"(coord0), "r"(coord1), "r"(z)
+      : "memory");
+#endif
+}
+
+__device__ __forceinline__ void tma_load_3d_multicast(void* dst, const CUtensorMap* map,
+                                                      uint64_t* bar, int coord0, int coord1, int z,
+                                                      uint16_t mask) {
+#ifdef GEMMLAB_SM90A
+  asm volatile(
+      "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%3, %4, %5}], [%2], %6;\n" ::"r"(smem_addr(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(smem_addr(bar)), "r"(coord0), "r"(coord1), "r"(z),
+      "h"(mask)
       : "memory");
 #endif
 }

@@ -78,6 +78,32 @@ struct StageTile {
     }
   }
 
+  // B in a CTA pair (wgmma/03's 2 x 1 clusters: both CTAs need the same B tile): CTA `rank`
+  // loads its half of the columns (a K-major box of kBN / 2 rows: map_half; or every other
+  // MN-major chunk, starting at its rank) into both CTAs' stages (mask 0b11). An edge tile's few
+  // columns: rank 0 alone.
+  __device__ static void load_b_pair(const CUtensorMap* map_half, uint8_t* stage, uint64_t* bar,
+                                     int n0, int k0, int z, int rank) {
+    uint8_t* b = stage + kABytes;
+    if constexpr (kBKMajor) {
+      static_assert(kBN % 16 == 0 && kBN <= 256, "two K-major halves of whole swizzle atoms");
+      tma_load_3d_multicast(b + rank * (kBN / 2) * 128, map_half, bar, k0, n0 + rank * (kBN / 2), z,
+                            3);
+    } else {
+#pragma unroll
+      for (int c = 0; c < kBN / kMNChunk; ++c)
+        if (c % 2 == rank)
+          tma_load_3d_multicast(b + c * kChunkBytes, map_half, bar, n0 + kMNChunk * c, k0, z, 3);
+    }
+  }
+  __device__ static void load_b_edge_pair(const CUtensorMap* map, const CUtensorMap* map_edge,
+                                          uint8_t* stage, uint64_t* bar, int n0, int k0, int z,
+                                          int rank) {
+    if (rank != 0) return;
+    if constexpr (kBKMajor) tma_load_3d_multicast(stage + kABytes, map_edge, bar, k0, n0, z, 3);
+    else tma_load_3d_multicast(stage + kABytes, map, bar, n0, k0, z, 3);
+  }
+
   // Edge tiles with at most kEdgeRows valid rows of A (or columns of B) load only that part of
   // the operand: 8 rows of a K-major one (through a second tensor map whose box has 8 rows), or
   // the first chunk of an MN-major one. The rest of the stage keeps stale data from earlier
