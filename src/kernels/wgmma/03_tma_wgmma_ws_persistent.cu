@@ -11,7 +11,9 @@
 // fetches the next tile's stages while the consumers store the last one.
 // Changed from step 2: warp specialization, setmaxnreg, the persistent scheduler, 128x256 tiles
 // (m64n256 per warpgroup, 128 accumulators per thread; 16-bit grids whose 128x256 tiles leave
-// most of the last round of SMs idle take 128x192 ones: wgmma_plan::persistent_bn). tf32 with an MN-major A loads A into
+// most of the last round of SMs idle take 128x192 ones: wgmma_plan::persistent_bn; where B's
+// rows are 16-byte but not 128-byte aligned, CTA pairs in 2 x 1 clusters each load half of the
+// shared B tile and multicast it, instead of the host packing B: wgmma_plan::pairs_pay). tf32 with an MN-major A loads A into
 // registers (conflict-free row order, one block ahead) instead of transposing it, and tf32 NN
 // runs swapped (C^T = B^T A^T) so B takes that place; edge tiles with <= 8 valid rows or columns
 // load only 8 rows of that operand and use m64n8; the epilogue stages each 64 x 64 piece in
@@ -29,7 +31,8 @@
 // Seed: beyond the seeds.
 // Measured (H100 SXM, same-run cuBLAS / cuBLASLt, 2026-11-25 02:57 UTC): 4096^3 bf16 97%, fp16 97%,
 // tf32 99%; 4097^3 2.3-3.6x; bf16 D 97-98% (4096^3), 100% (8192^3) of cuBLASLt (h100-epilogue);
-// 128x192 (2026-11-27 15:39 UTC, h100-narrow-tile): bf16 3072^3 74% -> 91-93% of cuBLAS.
+// 128x192 (2026-11-27 15:39 UTC, h100-narrow-tile): bf16 3072^3 74% -> 91-93% of cuBLAS; pairs
+// (16:10-16:43 UTC, h100-pairs, h100-odd): bf16 3000^3 65% -> 85-86%, 4104^3 80% -> 86-87%.
 // History (clusters with B multicast, stream-k tails, 128 x 128 tiles): docs/history.md.
 #include <algorithm>
 #include <atomic>
