@@ -114,39 +114,26 @@ TEST(Sanitize, TmaStoreEpilogue) {
   for (const ExSpec& s : {a, b}) expect_correct(s, "wgmma/03_tma_wgmma_ws_persistent");
 }
 
-// wgmma/03's 128 x 192 tile: 192 tiles on 132 CTAs, so some CTAs' second tile reuses the TMA
-// store buffer half its first tile's last (third: odd) box went out of; bf16 D with a bias and
-// GELU through TMA, and an fp32 D read in place (the staged stores).
-TEST(Sanitize, Wgmma03NarrowTile) {
+// wgmma/03's 128 x 192 tile, alone and in CTA pairs (2 x 1 clusters, B multicast into both
+// CTAs' stages, stages released on both): 192 single tiles on 132 CTAs, or 96 pair tiles on 66
+// pairs, so some CTAs' second tile reuses the TMA store buffer half its first tile's last (third:
+// odd) box went out of; bf16 D with a bias and GELU through TMA, and an fp32 D read in place (the
+// staged stores). Then 128 x 256 pairs on 1000 rows (the last pair's second CTA has 104 rows; B's
+// 3000-column rows read in place).
+TEST(Sanitize, Wgmma03NarrowTileAndPairs) {
   GEMMLAB_REQUIRE_GPU();
   if (current_cc() < 90) GTEST_SKIP() << "wgmma/03 needs sm_90a";
-  const ForcePlan narrow(PlanChoice{2, 0});
   ExSpec a;
   a.precision = Precision::BF16, a.m = 1536, a.n = 3000, a.k = 128, a.op_b = Op::T;
   a.d_type = DType::BF16, a.null_c = true, a.bias = true, a.act = Activation::GeluTanh;
   ExSpec b = a;
   b.precision = Precision::FP16, b.d_type = DType::F32, b.null_c = false, b.beta = 0.5f;
   b.bias = false, b.act = Activation::None, b.in_place = true, b.op_b = Op::N;
-  for (const ExSpec& s : {a, b}) expect_correct(s, "wgmma/03_tma_wgmma_ws_persistent");
-}
-
-// wgmma/03's CTA pairs (2 x 1 clusters, B multicast into both CTAs' stages, stages released on
-// both): the same two problems in pairs of 128 x 192 tiles (96 pair tiles for 66 pairs: some
-// pairs take two), and in pairs of 128 x 256 on 1000 rows (the last pair's second CTA has 104
-// rows; B's 3000-column rows read in place).
-TEST(Sanitize, Wgmma03Pairs) {
-  GEMMLAB_REQUIRE_GPU();
-  if (current_cc() < 90) GTEST_SKIP() << "wgmma/03 needs sm_90a";
-  ExSpec a;
-  a.precision = Precision::BF16, a.m = 1536, a.n = 3000, a.k = 128, a.op_b = Op::T;
-  a.d_type = DType::BF16, a.null_c = true, a.bias = true, a.act = Activation::GeluTanh;
-  ExSpec b = a;
-  b.precision = Precision::FP16, b.d_type = DType::F32, b.null_c = false, b.beta = 0.5f;
-  b.bias = false, b.act = Activation::None, b.in_place = true, b.op_b = Op::N, b.m = 1000;
-  {
-    const ForcePlan pairs(PlanChoice{4, 0});
-    expect_correct(a, "wgmma/03_tma_wgmma_ws_persistent");
+  for (int plan : {2, 4}) {
+    const ForcePlan force(PlanChoice{plan, 0});
+    for (const ExSpec& s : {a, b}) expect_correct(s, "wgmma/03_tma_wgmma_ws_persistent");
   }
+  b.m = 1000;
   const ForcePlan pairs(PlanChoice{3, 0});
   expect_correct(b, "wgmma/03_tma_wgmma_ws_persistent");
 }

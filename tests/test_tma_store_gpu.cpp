@@ -144,6 +144,35 @@ TEST(TmaStore, Wgmma03GraphReplayAndTwoStreamsKeepTheBits) {
   }
 }
 
+// The 16-bit sweep of the TMA-store tests: bf16 and fp16 x every D dtype x `shapes`, case i with
+// the transposes, activations, alpha, bias (fp32 or the input dtype) and a 2-entry batch with a
+// gap (where m n < 10^6) in turn, padded D rows; seeds from seed0. fp32_needs_work: a plain fp32
+// D gets a bias (wgmma/03 stores a plain fp32 D through the staged path). check(spec) per case.
+struct Extents {
+  int64_t m, n, k;
+};
+template <typename F>
+void sweep_16bit(std::initializer_list<Extents> shapes, int seed0, bool fp32_needs_work, F&& check) {
+  const Activation acts[] = {Activation::None, Activation::GeluTanh, Activation::ReLU,
+                             Activation::SiLU, Activation::GeluErf};
+  const Op ops[][2] = {{Op::N, Op::N}, {Op::N, Op::T}, {Op::T, Op::N}, {Op::T, Op::T}};
+  int i = 0;
+  for (Precision prec : {Precision::BF16, Precision::FP16})
+    for (DType dt : {DType::BF16, DType::F16, DType::F32})
+      for (const Extents& sh : shapes) {
+        ExSpec s;
+        s.precision = prec, s.m = sh.m, s.n = sh.n, s.k = sh.k, s.d_type = dt, s.null_c = true;
+        s.op_a = ops[i % 4][0], s.op_b = ops[i % 4][1];
+        s.ldd = sh.n + 8 * (1 + i % 2);
+        s.act = acts[i % 5], s.alpha = i % 3 == 0 ? 0.5f : 1.f;
+        s.bias = i % 2 == 0 || (fp32_needs_work && dt == DType::F32 && s.act == Activation::None);
+        s.bias_type = i % 4 == 0 ? (prec == Precision::BF16 ? DType::BF16 : DType::F16) : DType::F32;
+        if (i % 3 == 1 && sh.m * sh.n < 1000000) s.batch = 2, s.stride_d = sh.m * s.ldd + 8;
+        s.seed = seed0 + i++;
+        check(s);
+      }
+}
+
 // wgmma/03's 128 x 192 tile (plan variant 2; the planner's for 3000^2 and 3072^2): three 64-column
 // boxes of a 16-bit D per warp, an odd number, so each tile's first box reuses the half of the
 // buffer the last tile's last box went out of (a CTA of 3000 x 3000 takes 2-3 tiles). Every D
@@ -156,30 +185,10 @@ TEST(TmaStore, Wgmma03NarrowTileEveryDTypeEdgesManyTiles) {
   GEMMLAB_REQUIRE_GPU();
   if (current_cc() < 90) GTEST_SKIP() << "wgmma/03 needs sm_90a";
   for (int plan : {2, 3, 4}) {
-  SCOPED_TRACE(plan);
-  const ForcePlan narrow(PlanChoice{plan, 0});
-  struct Shape {
-    int64_t m, n, k;
-  };
-  const Shape shapes[] = {{129, 200, 70}, {300, 392, 33}, {3000, 3000, 128}, {1000, 3848, 64}};
-  const Activation acts[] = {Activation::None, Activation::GeluTanh, Activation::ReLU,
-                             Activation::SiLU, Activation::GeluErf};
-  const Op ops[][2] = {{Op::N, Op::N}, {Op::N, Op::T}, {Op::T, Op::N}, {Op::T, Op::T}};
-  int i = 0;
-  for (Precision prec : {Precision::BF16, Precision::FP16})
-    for (DType dt : {DType::BF16, DType::F16, DType::F32})
-      for (const Shape& sh : shapes) {
-        ExSpec s;
-        s.precision = prec, s.m = sh.m, s.n = sh.n, s.k = sh.k, s.d_type = dt, s.null_c = true;
-        s.op_a = ops[i % 4][0], s.op_b = ops[i % 4][1];
-        s.ldd = sh.n + 8 * (1 + i % 2);
-        s.act = acts[i % 5], s.alpha = i % 3 == 0 ? 0.5f : 1.f;
-        s.bias = i % 2 == 0 || (dt == DType::F32 && s.act == Activation::None);
-        s.bias_type = i % 4 == 0 ? (prec == Precision::BF16 ? DType::BF16 : DType::F16) : DType::F32;
-        if (i % 3 == 1 && sh.m * sh.n < 1000000) s.batch = 2, s.stride_d = sh.m * s.ldd + 8;
-        s.seed = 600 + i++;
-        expect_wgmma03_correct(s);
-      }
+    SCOPED_TRACE(plan);
+    const ForcePlan narrow(PlanChoice{plan, 0});
+    sweep_16bit({{129, 200, 70}, {300, 392, 33}, {3000, 3000, 128}, {1000, 3848, 64}}, 600,
+                /*fp32_needs_work=*/true, [](const ExSpec& s) { expect_wgmma03_correct(s); });
   }
   ExSpec g;
   g.precision = Precision::BF16, g.m = 3000, g.n = 3000, g.k = 256, g.d_type = DType::BF16;
@@ -201,29 +210,10 @@ TEST(TmaStore, Wgmma03NarrowTileEveryDTypeEdgesManyTiles) {
 TEST(TmaStore, PingpongEveryDTypeEdgesPaddingBatchesManyTiles) {
   GEMMLAB_REQUIRE_GPU();
   if (current_cc() < 90) GTEST_SKIP() << "wgmma/pingpong needs sm_90a";
-  struct Shape {
-    int64_t m, n, k;
-  };
-  const Shape shapes[] = {{1, 8, 1},      {129, 264, 70},   {64, 520, 33},   {300, 16, 128},
-                          {520, 200, 64}, {3000, 3000, 448}, {2049, 3000, 576}};
-  const Activation acts[] = {Activation::None, Activation::GeluTanh, Activation::ReLU,
-                             Activation::SiLU, Activation::GeluErf};
-  const Op ops[][2] = {{Op::N, Op::N}, {Op::N, Op::T}, {Op::T, Op::N}, {Op::T, Op::T}};
-  int i = 0;
-  for (Precision prec : {Precision::BF16, Precision::FP16})
-    for (DType dt : {DType::BF16, DType::F16, DType::F32})
-      for (const Shape& sh : shapes) {
-        ExSpec s;
-        s.precision = prec, s.m = sh.m, s.n = sh.n, s.k = sh.k, s.d_type = dt, s.null_c = true;
-        s.op_a = ops[i % 4][0], s.op_b = ops[i % 4][1];
-        s.ldd = sh.n + 8 * (1 + i % 2);
-        s.act = acts[i % 5], s.alpha = i % 3 == 0 ? 0.5f : 1.f;
-        s.bias = i % 2 == 0;
-        s.bias_type = i % 4 == 0 ? (prec == Precision::BF16 ? DType::BF16 : DType::F16) : DType::F32;
-        if (i % 3 == 1 && sh.m * sh.n < 1000000) s.batch = 2, s.stride_d = sh.m * s.ldd + 8;
-        s.seed = 400 + i++;
-        expect_tma_store_correct(s, kPingpong);
-      }
+  sweep_16bit({{1, 8, 1}, {129, 264, 70}, {64, 520, 33}, {300, 16, 128}, {520, 200, 64},
+               {3000, 3000, 448}, {2049, 3000, 576}},
+              400, /*fp32_needs_work=*/false,
+              [](const ExSpec& s) { expect_tma_store_correct(s, kPingpong); });
 }
 
 // wgmma/pingpong's bits under graph capture and replay and on two streams at once equal the eager
