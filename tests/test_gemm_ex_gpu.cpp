@@ -323,7 +323,8 @@ TEST(GemmEx, DeterministicBatchedBf16) {
 // batch 64 of 512^3, bf16 D with a bias and GELU. On sm_90 auto runs each in one launch over the
 // batch: the 32 small entries through wgmma/small (their 32 tiles of 128 x 256 would leave most
 // SMs idle), the 64 larger ones (K = 512: the epilogue is a third of a tile) through
-// wgmma/pingpong.
+// wgmma/pingpong; and a batch of 8 x 1000^3, whose B rows (2000 bytes) are off 128-byte lines,
+// through wgmma/03's CTA pairs rather than wgmma/pingpong.
 TEST(GemmEx, IssueThroughputShapes) {
   GEMMLAB_REQUIRE_GPU();
   struct Shape {
@@ -331,7 +332,8 @@ TEST(GemmEx, IssueThroughputShapes) {
     const char* kernel;
   };
   for (const Shape& sh :
-       {Shape{32, 128, 128, 4096, "wgmma/small"}, Shape{64, 512, 512, 512, "wgmma/pingpong"}}) {
+       {Shape{32, 128, 128, 4096, "wgmma/small"}, Shape{64, 512, 512, 512, "wgmma/pingpong"},
+        Shape{8, 1000, 1000, 1000, "wgmma/03_tma_wgmma_ws_persistent"}}) {
     ExSpec s;
     s.precision = Precision::BF16, s.batch = sh.batch, s.m = sh.m, s.n = sh.n, s.k = sh.k;
     s.d_type = DType::BF16, s.bias = true, s.bias_type = DType::BF16, s.act = Activation::GeluTanh;
