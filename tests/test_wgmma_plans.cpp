@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "kernels/wgmma/host.h"
 #include "kernels/wgmma/plan.h"
 #include "plan_fixtures.h"
 
@@ -130,6 +131,24 @@ TEST(WgmmaPlan, PairsWhereBRowsAreOffLines) {
   EXPECT_EQ(small.ctas, 16);
   EXPECT_EQ(small.sk.ctas, 0) << "pairs never run stream-k";
   EXPECT_FALSE(wgmma_plan::plan_persistent(3000, 3000, 3000, Precision::TF32, kH100, 1, 0, true).pairs);
+}
+
+// Which B the pairs read in place: rows 16-byte aligned for TMA but not whole 128-byte lines.
+TEST(WgmmaPlan, BRowsOffLines) {
+  GemmProblem p;
+  p.precision = Precision::BF16, p.m = p.n = p.k = 3000, p.ldb = 3000;  // 6000-byte rows
+  p.B = reinterpret_cast<const void*>(uintptr_t{1} << 20);
+  EXPECT_TRUE(sm90::b_rows_off_lines(p));
+  p.ldb = 3008;  // 6016 bytes: whole lines
+  EXPECT_FALSE(sm90::b_rows_off_lines(p));
+  p.B = reinterpret_cast<const void*>((uintptr_t{1} << 20) + 16);  // base 16 bytes off a line
+  EXPECT_TRUE(sm90::b_rows_off_lines(p));
+  p.ldb = 3003;  // rows not 16-byte aligned: packed for TMA anyway
+  EXPECT_FALSE(sm90::b_rows_off_lines(p));
+  p.ldb = 3000, p.batch = 2, p.stride_b = 3000 * 3000 + 4;  // entries 8 bytes off: packed
+  EXPECT_FALSE(sm90::b_rows_off_lines(p));
+  p.stride_b = 3000 * 3000 + 8;
+  EXPECT_TRUE(sm90::b_rows_off_lines(p));
 }
 
 TEST(WgmmaPlan, SmallDeepGridsRunStreamK) {

@@ -35,7 +35,6 @@
 // (16:10-16:43 UTC, h100-pairs, h100-odd): bf16 3000^3 65% -> 85-86%, 4104^3 80% -> 86-87%.
 // History (clusters with B multicast, stream-k tails, 128 x 128 tiles): docs/history.md.
 #include <algorithm>
-#include <atomic>
 #include <type_traits>
 
 #include "kernels/common/launch.cuh"
@@ -100,43 +99,6 @@ __device__ __forceinline__ void for_each_segment(int cta, int tiles, int num_kb,
     seg(tile, kb0, kb1);
   }
 }
-
-// Dynamic tiles (DynamicTiles, runtime/reserve_sms.h): after its first tile (blockIdx.x) a CTA
-// takes gridDim.x + atomicAdd(counter, 1), so CTAs that start late (their SMs busy with other
-// work) take fewer tiles instead of finishing late. The producer thread draws each next tile
-// before it loads the current one and hands it to the consumers through a ring of tile ids in
-// shared memory (full: the producer's arrive; empty: one arrive per consumer warpgroup).
-constexpr int kTileSlots = 4;
-struct TileRing {
-  int* ids;
-  uint64_t* full;
-  uint64_t* empty;
-  int s = 0;
-  uint32_t phase = 0;
-  __device__ __forceinline__ void advance() {
-    if (++s == kTileSlots) s = 0, phase ^= 1;
-  }
-  // Producer: draws the next tile and publishes it (also a past-the-end one, which stops all).
-  __device__ __forceinline__ int draw(int* counter) {
-    const int t = static_cast<int>(gridDim.x) + atomicAdd(counter, 1);
-    mbar_wait(&empty[s], phase ^ 1);
-    ids[s] = t;
-    mbar_arrive(&full[s]);
-    advance();
-    return t;
-  }
-  // Consumers: the tile the producer drew. The warpgroup meets at a named barrier first, so its
-  // four warps enter each tile together (a warpgroup that skips a tile past the last row issues
-  // no wgmma that would hold its warps together); one arrive per warpgroup frees the slot.
-  __device__ __forceinline__ int take(int cw) {
-    mbar_wait(&full[s], phase);
-    const int t = *static_cast<volatile int*>(&ids[s]);
-    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + cw) : "memory");
-    if (threadIdx.x % 128 == 0) mbar_arrive(&empty[s]);
-    advance();
-    return t;
-  }
-};
 
 // Stream-k: a tile shared by several CTAs. Each consumer warpgroup publishes its 64 x 256 partial
 // and the last to arrive sums them all in contributor order (deterministic). False in the others.
@@ -307,30 +269,7 @@ bool pairs_of(const GemmProblem& p, bool swapped) {
          wgmma_plan::pairs_pay(p.precision, b_rows_off_lines(p), single.tiles, current_device_desc());
 }
 
-// The pairs resident at once on the current device: its GPCs' SM counts decide (cached per
-// device).
-int max_pairs(const void* kern, int smem) {
-  constexpr int kMaxDevices = 64;
-  static std::atomic<int> cache[kMaxDevices] = {};
-  int dev = 0;
-  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices)
-    return device_sm_count() / 2;
-  if (const int c = cache[dev].load(std::memory_order_relaxed); c > 0) return c;
-  cudaLaunchConfig_t cfg = {};
-  cudaLaunchAttribute attr;
-  attr.id = cudaLaunchAttributeClusterDimension;
-  attr.val.clusterDim.x = 2, attr.val.clusterDim.y = 1, attr.val.clusterDim.z = 1;
-  cfg.gridDim = dim3(static_cast<unsigned>(device_sm_count() / 2 * 2));
-  cfg.blockDim = dim3(kThreads);
-  cfg.dynamicSmemBytes = static_cast<size_t>(smem), cfg.attrs = &attr, cfg.numAttrs = 1;
-  int n = 0;
-  if (cudaOccupancyMaxActiveClusters(&n, kern, &cfg) != cudaSuccess || n < 1) {
-    (void)cudaGetLastError();
-    n = device_sm_count() / 2;
-  }
-  cache[dev].store(n, std::memory_order_relaxed);
-  return n;
-}
+int max_pairs(const void* kern, int smem) { return max_active_pairs(kern, kThreads, smem); }
 
 // Calls f(integral_constant<int, kN>, bool_constant<pairs>) for the plan's tile width and CTA
 // pairs; only 16-bit inputs have the narrow tile and the pairs, and a swapped kernel neither.

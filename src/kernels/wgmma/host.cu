@@ -4,8 +4,10 @@
 #include "kernels/wgmma/plan.h"
 
 #include "runtime/aligned_rows.h"
+#include "runtime/device_props.h"
 #include "runtime/workspace.h"
 
+#include <atomic>
 #include <climits>
 #include <mutex>
 
@@ -49,6 +51,17 @@ struct Plan {
 // operand whose rows are 16-byte but not 128-byte aligned (wgmma_plan::padding_pays); pad_k_major:
 // a K-major one too, else only an MN-major one.
 // batch/stride: the operand's batch entries (stride 0: one matrix for all of them).
+// What TMA needs of an operand's rows (base, pitch and batch stride 16-byte aligned) and whether
+// they are whole 128-byte lines (base and pitch).
+struct RowAlignment {
+  bool tma, lines;
+};
+RowAlignment row_alignment(const void* ptr, int64_t ld, int64_t eb, bool batched, int64_t stride) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(ptr);
+  return {a % 16 == 0 && (ld * eb) % 16 == 0 && (!batched || (stride * eb) % 16 == 0),
+          a % 128 == 0 && (ld * eb) % 128 == 0};
+}
+
 Plan plan_operand(const void* ptr, int64_t ld, bool k_major, int64_t mn, int64_t k, Precision prec,
                   bool force_k_major, bool pad_rows, bool pad_k_major, int64_t batch,
                   int64_t stride) {
@@ -61,9 +74,8 @@ Plan plan_operand(const void* ptr, int64_t ld, bool k_major, int64_t mn, int64_t
   // Batch entries must be 16 bytes apart. They may overlap (wgmma/split_k's depth slices of one
   // matrix, ks elements apart): the tensor map's batch stride is then smaller than its row
   // stride, which TMA addresses like any other stride (the split-k tests check the results).
-  const bool aligned = reinterpret_cast<uintptr_t>(ptr) % 16 == 0 && (ld * eb) % 16 == 0 &&
-                       (!batched || (stride * eb) % 16 == 0);
-  const bool lines = reinterpret_cast<uintptr_t>(ptr) % 128 == 0 && (ld * eb) % 128 == 0;
+  const RowAlignment ra = row_alignment(ptr, ld, eb, batched, stride);
+  const bool aligned = ra.tma, lines = ra.lines;
   if (aligned && (k_major || !force_k_major) && ((k_major && !pad_k_major) || lines || !pad_rows))
     return pl;
   pl.pack = true;
@@ -136,12 +148,32 @@ Plan plan_b(const GemmProblem& p, const Layout& l, bool keep_b_rows) {
 }  // namespace
 
 bool b_rows_off_lines(const GemmProblem& p) {
-  const int64_t eb = input_bytes(p.precision);
-  const uintptr_t b = reinterpret_cast<uintptr_t>(p.B);
-  const bool batched = p.batch > 1 && p.stride_b != 0;
-  const bool aligned = b % 16 == 0 && (p.ldb * eb) % 16 == 0 && (!batched || (p.stride_b * eb) % 16 == 0);
-  const bool lines = b % 128 == 0 && (p.ldb * eb) % 128 == 0;
-  return aligned && !lines;
+  const RowAlignment ra = row_alignment(p.B, p.ldb, input_bytes(p.precision),
+                                        p.batch > 1 && p.stride_b > 0, p.stride_b);
+  return ra.tma && !ra.lines;
+}
+
+int max_active_pairs(const void* kern, int threads, int smem) {
+  constexpr int kMaxDevices = 64;
+  static std::atomic<int> cache[kMaxDevices] = {};
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kMaxDevices)
+    return device_sm_count() / 2;
+  if (const int c = cache[dev].load(std::memory_order_relaxed); c > 0) return c;
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute attr;
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = 2, attr.val.clusterDim.y = 1, attr.val.clusterDim.z = 1;
+  cfg.gridDim = dim3(static_cast<unsigned>(device_sm_count() / 2 * 2));
+  cfg.blockDim = dim3(static_cast<unsigned>(threads));
+  cfg.dynamicSmemBytes = static_cast<size_t>(smem), cfg.attrs = &attr, cfg.numAttrs = 1;
+  int n = 0;
+  if (cudaOccupancyMaxActiveClusters(&n, kern, &cfg) != cudaSuccess || n < 1) {
+    (void)cudaGetLastError();
+    n = device_sm_count() / 2;
+  }
+  cache[dev].store(n, std::memory_order_relaxed);
+  return n;
 }
 
 KernelLayout kernel_layout(const GemmProblem& p, Tf32Mn tf32) {

@@ -65,6 +65,9 @@ cudaError_t prepare_operands(const GemmProblem& p, Tf32Mn tf32, PreparedOperands
 // B's rows (base, pitch, batch stride) are 16-byte aligned, as TMA needs, but not 128-byte
 // aligned: the host packs such a B (wgmma_plan::padding_pays) unless told to keep it.
 bool b_rows_off_lines(const GemmProblem& p);
+// The 2 x 1 clusters of `kern` (threads per CTA, dynamic shared memory) resident at once on the
+// current device (its GPCs' SM counts decide), cached per device.
+int max_active_pairs(const void* kern, int threads, int smem);
 KernelLayout kernel_layout(const GemmProblem& p, Tf32Mn tf32);
 // Frees the workspace after the kernel (stream-ordered, so call it right after the launch).
 cudaError_t release_operands(const GemmProblem& p, PreparedOperands* ops);

@@ -54,6 +54,43 @@ struct TileWalk {
   }
 };
 
+// Dynamic tiles (DynamicTiles, runtime/reserve_sms.h): after its first tile (blockIdx.x) a CTA of wgmma/03
+// takes gridDim.x + atomicAdd(counter, 1), so CTAs that start late (their SMs busy with other
+// work) take fewer tiles instead of finishing late. The producer thread draws each next tile
+// before it loads the current one and hands it to the consumers through a ring of tile ids in
+// shared memory (full: the producer's arrive; empty: one arrive per consumer warpgroup).
+constexpr int kTileSlots = 4;
+struct TileRing {
+  int* ids;
+  uint64_t* full;
+  uint64_t* empty;
+  int s = 0;
+  uint32_t phase = 0;
+  __device__ __forceinline__ void advance() {
+    if (++s == kTileSlots) s = 0, phase ^= 1;
+  }
+  // Producer: draws the next tile and publishes it (also a past-the-end one, which stops all).
+  __device__ __forceinline__ int draw(int* counter) {
+    const int t = static_cast<int>(gridDim.x) + atomicAdd(counter, 1);
+    mbar_wait(&empty[s], phase ^ 1);
+    ids[s] = t;
+    mbar_arrive(&full[s]);
+    advance();
+    return t;
+  }
+  // Consumers: the tile the producer drew. The warpgroup meets at a named barrier first, so its
+  // four warps enter each tile together (a warpgroup that skips a tile past the last row issues
+  // no wgmma that would hold its warps together); one arrive per warpgroup frees the slot.
+  __device__ __forceinline__ int take(int cw) {
+    mbar_wait(&full[s], phase);
+    const int t = *static_cast<volatile int*>(&ids[s]);
+    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + cw) : "memory");
+    if (threadIdx.x % 128 == 0) mbar_arrive(&empty[s]);
+    advance();
+    return t;
+  }
+};
+
 // A persistent kernel's dynamic shared memory: the stage ring from a 1024-byte boundary (the
 // swizzle's period), then per consumer warpgroup an epilogue buffer (kStagedEpilogueBytes) and a
 // 16-bit bias block (kTileBiasBytes), then `bars` mbarriers.

@@ -235,9 +235,7 @@ cudaError_t launch(const GemmProblem& p) {
 // Under DynamicTiles (gemmlab_dist's pieces beside NCCL's kernels) wgmma/03 takes its tiles from a
 // counter; this kernel walks fixed lists, so it steps back there. It steps back too where B's rows
 // are 16-byte but not 128-byte aligned: wgmma/03 runs CTA pairs that multicast B there
-// (wgmma_plan::pairs_pay), measured 1.3-1.6x this kernel (H100, 2026-11-27 16:56 UTC, bf16
-// TFLOP/s: 8 x 1000^3 286 -> 430, 4 x 2000 x 2000 x 1000 NT 304 -> 471, 4 x 3000 x 3000 x 600
-// 278 -> 398; docs/results/h100-pairs.txt).
+// (wgmma_plan::pairs_pay), 1.3-1.6x this kernel on such batches (docs/history.md, wgmma/03).
 int auto_priority(const GemmProblem& p) {
   if (dynamic_tiles() || b_rows_off_lines(p)) return 0;
   const bool heavy = p.d_type == DType::F32 || p.act != Activation::None;
