@@ -263,7 +263,7 @@ wgmma_plan::PersistentPlan plan_of(const GemmProblem& p, bool swapped, bool pair
 bool pairs_of(const GemmProblem& p, bool swapped) {
   if (p.precision == Precision::TF32 || swapped || dynamic_tiles()) return false;
   const int t = forced_plan().tile;
-  if (t != 0) return t >= 3;
+  if (t >= 1 && t <= 4) return t >= 3;  // (another index: ignored, as ForcePlan promises)
   const wgmma_plan::PersistentPlan single = plan_of(p, swapped);
   return single.sk.ctas == 0 &&
          wgmma_plan::pairs_pay(p.precision, b_rows_off_lines(p), single.tiles, current_device_desc());
