@@ -246,6 +246,37 @@ TEST(GemmEx, MisalignedBatch) {
     }
 }
 
+// The TMA kernels pack a batch's misaligned operands in one launch (copy_matrix's entries): every
+// kernel that takes batches, 16-bit and tf32 (whose MN-major operands are transposed while
+// packed), every op pair, odd gaps between entries. (More entries than a grid's y dimension
+// holds: AlignedRows.CopyMatrixBatches.)
+TEST(GemmEx, MisalignedBatchPackedInOneLaunch) {
+  GEMMLAB_REQUIRE_GPU();
+  if (current_cc() < 90) GTEST_SKIP() << "the TMA kernels need sm_90a";
+  const Op ops[][2] = {{Op::N, Op::N}, {Op::N, Op::T}, {Op::T, Op::N}, {Op::T, Op::T}};
+  for (const char* kernel : {kWgmma03, "wgmma/pingpong", "wgmma/small"}) {
+    int ran = 0;
+    for (Precision p : {Precision::BF16, Precision::TF32})
+      for (const auto& op : ops) {
+        ExSpec s;
+        s.precision = p, s.m = 150, s.n = 140, s.k = 130, s.batch = 9, s.op_a = op[0], s.op_b = op[1];
+        s.pad_a = 1, s.pad_b = 3, s.stride_extra = 3, s.offset = 1, s.beta = 0.5f;
+        s.d_type = DType::BF16, s.seed = 35;
+        SCOPED_TRACE(describe(s) + " on " + kernel);
+        ExProblem d(s);
+        ASSERT_EQ(d.error(), "");
+        EpilogueReference r;
+        ASSERT_EQ(d.reference(&r), "");
+        const Status st = d.run(kernel);
+        if (st == Status::KernelUnsupported) continue;  // (a dtype or shape the kernel refuses)
+        ASSERT_EQ(st, Status::Success) << last_error_message();
+        EXPECT_EQ(d.check(r, d.read_d()), "");
+        ++ran;
+      }
+    EXPECT_GT(ran, 0) << kernel << " ran none of the cases";
+  }
+}
+
 // Entries side by side within rows: stride_d = n, ldd = batch * n (a [m, batch * n] tensor).
 TEST(GemmEx, EntriesSideBySide) {
   GEMMLAB_REQUIRE_GPU();

@@ -15,66 +15,104 @@
 namespace gemmlab {
 namespace {
 
-// One thread per 16-byte chunk of the destination: it gathers kE source elements (the source is
-// only element-aligned) and writes them with one 16-byte store. Columns past `cols` in the last
-// chunk of a row are written as zero. Consecutive threads take consecutive chunks of a row, so
-// both sides are coalesced.
-template <typename U>
-__global__ void realign_kernel(const U* src, int64_t ld, U* dst, int64_t dst_ld, int64_t rows,
-                               int64_t cols) {
-  constexpr int kE = 16 / sizeof(U);
+// One warp per row, a lane per 16-byte chunk of the destination: it reads kE source elements in
+// loads of L (as wide as the source's rows allow: elements, or 4, 8, 16 bytes where the base,
+// pitch and batch stride are so aligned) and writes them with one 16-byte store. Columns past
+// `cols` in the last chunk of a row are written as zero. Consecutive lanes take consecutive
+// chunks of a row, so both sides are coalesced. Batch entries along the grid's y (strides in
+// elements).
+template <typename U, typename L>
+__global__ void realign_kernel(const U* __restrict__ src, int64_t ld, U* __restrict__ dst,
+                               int64_t dst_ld, int64_t rows, int64_t cols, int64_t entries,
+                               int64_t src_stride, int64_t dst_stride) {
+  constexpr int kE = 16 / sizeof(U), kL = 16 / sizeof(L);
   const int64_t chunks_per_row = dst_ld / kE;
-  const int64_t total = rows * chunks_per_row;
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < total;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t r = i / chunks_per_row, c0 = (i % chunks_per_row) * kE;
-    union {
-      uint4 v;
-      U e[kE];
-    } chunk;
+  const int warps = blockDim.x / 32, lane = threadIdx.x % 32;
+  for (int64_t e = blockIdx.y; e < entries; e += gridDim.y) {
+    for (int64_t r = blockIdx.x * static_cast<int64_t>(warps) + threadIdx.x / 32; r < rows;
+         r += static_cast<int64_t>(gridDim.x) * warps) {
+      const U* s = src + e * src_stride + r * ld;
+      uint4* d = reinterpret_cast<uint4*>(dst + e * dst_stride + r * dst_ld);
+#pragma unroll 4
+      for (int64_t c = lane; c < chunks_per_row; c += 32) {
+        const int64_t c0 = c * kE;
+        union {
+          uint4 v;
+          L l[kL];
+          U e[kE];
+        } chunk;
+        if (c0 + kE <= cols) {
 #pragma unroll
-    for (int j = 0; j < kE; ++j) chunk.e[j] = c0 + j < cols ? src[r * ld + c0 + j] : U(0);
-    *reinterpret_cast<uint4*>(dst + r * dst_ld + c0) = chunk.v;
+          for (int j = 0; j < kL; ++j) chunk.l[j] = reinterpret_cast<const L*>(s + c0)[j];
+        } else {
+#pragma unroll
+          for (int j = 0; j < kE; ++j) chunk.e[j] = c0 + j < cols ? s[c0 + j] : U(0);
+        }
+        d[c] = chunk.v;
+      }
+    }
   }
 }
 
 // dst (cols x rows, pitch dst_ld) <- transpose of src (rows x cols, pitch ld), through a
 // 32 x 32 shared tile (padded by one element against bank conflicts) so reads and writes are
-// both coalesced. One tile per block of 32 x 8 threads.
+// both coalesced. One tile per block of 32 x 8 threads; batch entries along the grid's y.
 template <typename U>
 __global__ void transpose_kernel(const U* __restrict__ src, int64_t ld, U* __restrict__ dst,
-                                 int64_t dst_ld, int rows, int cols, int col_tiles) {
+                                 int64_t dst_ld, int rows, int cols, int col_tiles,
+                                 int64_t entries, int64_t src_stride, int64_t dst_stride) {
   __shared__ U tile[32][33];
   const int r0 = (blockIdx.x / col_tiles) * 32, c0 = (blockIdx.x % col_tiles) * 32;
-  for (int i = threadIdx.y; i < 32; i += blockDim.y) {
-    const int r = r0 + i, c = c0 + threadIdx.x;
-    if (r < rows && c < cols) tile[i][threadIdx.x] = src[r * ld + c];
-  }
-  __syncthreads();
-  for (int i = threadIdx.y; i < 32; i += blockDim.y) {
-    const int c = c0 + i, r = r0 + threadIdx.x;  // dst row c, column r
-    if (r < rows && c < cols) dst[c * dst_ld + r] = tile[threadIdx.x][i];
+  for (int64_t e = blockIdx.y; e < entries; e += gridDim.y) {
+    const U* s = src + e * src_stride;
+    U* d = dst + e * dst_stride;
+    for (int i = threadIdx.y; i < 32; i += blockDim.y) {
+      const int r = r0 + i, c = c0 + threadIdx.x;
+      if (r < rows && c < cols) tile[i][threadIdx.x] = s[r * ld + c];
+    }
+    __syncthreads();
+    for (int i = threadIdx.y; i < 32; i += blockDim.y) {
+      const int c = c0 + i, r = r0 + threadIdx.x;  // dst row c, column r
+      if (r < rows && c < cols) d[c * dst_ld + r] = tile[threadIdx.x][i];
+    }
+    __syncthreads();  // (the tile is rewritten for the next entry)
   }
 }
 
 template <typename U>
 cudaError_t launch_copy(const void* src, int64_t ld, void* dst, int64_t dst_ld, int64_t rows,
-                        int64_t cols, bool transpose, cudaStream_t stream) {
+                        int64_t cols, bool transpose, cudaStream_t stream, int64_t entries,
+                        int64_t src_stride, int64_t dst_stride) {
   if (rows > INT_MAX || cols > INT_MAX) return cudaErrorInvalidValue;
+  // Every entry in one launch (one per entry cost ~4 us each at 1000 x 500 bf16: 64 launches
+  // were 73% of a 32 x 1000 x 1000 x 500 NT batch's time, docs/history.md).
+  const unsigned ys = static_cast<unsigned>(std::min<int64_t>(entries, 65535));
   if (transpose) {
     const int64_t col_tiles = (cols + 31) / 32, blocks = (rows + 31) / 32 * col_tiles;
     if (blocks > INT_MAX) return cudaErrorInvalidValue;
-    return launch_kernel(transpose_kernel<U>, static_cast<unsigned>(blocks), dim3(32, 8), 0,
-                         stream, static_cast<const U*>(src), ld, static_cast<U*>(dst), dst_ld,
+    return launch_kernel(transpose_kernel<U>, dim3(static_cast<unsigned>(blocks), ys), dim3(32, 8),
+                         0, stream, static_cast<const U*>(src), ld, static_cast<U*>(dst), dst_ld,
                          static_cast<int>(rows), static_cast<int>(cols),
-                         static_cast<int>(col_tiles));
+                         static_cast<int>(col_tiles), entries, src_stride, dst_stride);
   } else {
-    const int64_t chunks = rows * (dst_ld * static_cast<int64_t>(sizeof(U)) / 16);
-    const int threads = 256;
-    const int blocks =
-        static_cast<int>(std::min<int64_t>((chunks + threads - 1) / threads, 1 << 16));
-    return launch_kernel(realign_kernel<U>, blocks, threads, 0, stream, static_cast<const U*>(src), ld,
-                         static_cast<U*>(dst), dst_ld, rows, cols);
+    // The widest load every source row allows: the base, the pitch and the batch stride in
+    // bytes all multiples of it (up to 16).
+    const uint64_t bits = reinterpret_cast<uintptr_t>(src) | static_cast<uint64_t>(ld * sizeof(U)) |
+                          (entries > 1 ? static_cast<uint64_t>(src_stride * sizeof(U)) : 0) | 16;
+    const int width = static_cast<int>(bits & (~bits + 1));  // lowest set bit
+    const int warps = 8;
+    const int64_t bx = std::max<int64_t>(
+        1, std::min<int64_t>((rows + warps - 1) / warps, (int64_t{1} << 20) / ys));
+    const dim3 grid(static_cast<unsigned>(bx), ys);
+    auto go = [&](auto kern) {
+      return launch_kernel(kern, grid, 32 * warps, 0, stream, static_cast<const U*>(src), ld,
+                           static_cast<U*>(dst), dst_ld, rows, cols, entries, src_stride,
+                           dst_stride);
+    };
+    if (width >= 16) return go(realign_kernel<U, uint4>);
+    if (width >= 8) return go(realign_kernel<U, uint2>);
+    if (width >= 4) return go(realign_kernel<U, uint32_t>);
+    return go(realign_kernel<U, U>);
   }
 }
 
@@ -100,11 +138,14 @@ cudaError_t aligned_copy(const void* ptr, int64_t rows, int64_t cols, int64_t ld
 }  // namespace
 
 cudaError_t copy_matrix(const void* src, int64_t ld_src, void* dst, int64_t ld_dst, int64_t rows,
-                        int64_t cols, int elem_bytes, bool transpose, cudaStream_t stream) {
-  if (rows <= 0 || cols <= 0) return cudaSuccess;
+                        int64_t cols, int elem_bytes, bool transpose, cudaStream_t stream,
+                        int64_t entries, int64_t src_stride, int64_t dst_stride) {
+  if (rows <= 0 || cols <= 0 || entries <= 0) return cudaSuccess;
   return elem_bytes == 2
-             ? launch_copy<uint16_t>(src, ld_src, dst, ld_dst, rows, cols, transpose, stream)
-             : launch_copy<uint32_t>(src, ld_src, dst, ld_dst, rows, cols, transpose, stream);
+             ? launch_copy<uint16_t>(src, ld_src, dst, ld_dst, rows, cols, transpose, stream,
+                                     entries, src_stride, dst_stride)
+             : launch_copy<uint32_t>(src, ld_src, dst, ld_dst, rows, cols, transpose, stream,
+                                     entries, src_stride, dst_stride);
 }
 
 cudaError_t align_rows_16(const void* ptr, int64_t rows, int64_t cols, int64_t ld, int elem_bytes,

@@ -15,9 +15,11 @@ namespace gemmlab {
 // dst <- src (rows x cols, elements of elem_bytes = 2 or 4, pitch ld_src, any alignment), or
 // with `transpose` dst (cols x rows) <- src^T; enqueued on `stream`. dst must be 16-byte aligned
 // with ld_dst * elem_bytes a multiple of 16 (a straight copy writes 16-byte chunks, zeroing the
-// columns past the last one in the final chunk of each row).
+// columns past the last one in the final chunk of each row). entries: a strided batch of such
+// copies in one launch, src_stride / dst_stride elements apart.
 cudaError_t copy_matrix(const void* src, int64_t ld_src, void* dst, int64_t ld_dst, int64_t rows,
-                        int64_t cols, int elem_bytes, bool transpose, cudaStream_t stream);
+                        int64_t cols, int elem_bytes, bool transpose, cudaStream_t stream,
+                        int64_t entries = 1, int64_t src_stride = 0, int64_t dst_stride = 0);
 
 // True when a pointer and leading dimension allow `bytes`-wide vector access to every row.
 inline bool rows_aligned(const void* ptr, int64_t ld, int64_t elem_bytes, int64_t bytes) {

@@ -97,15 +97,11 @@ Plan plan_operand(const void* ptr, int64_t ld, bool k_major, int64_t mn, int64_t
 
 cudaError_t run_pack(const Plan& pl, Precision prec, cudaStream_t s) {
   const int64_t eb = input_bytes(prec);
-  const int64_t entries = pl.in_place.batched() ? pl.in_place.batch : 1;
-  for (int64_t b = 0; b < entries; ++b) {
-    const cudaError_t e = copy_matrix(
-        static_cast<const char*>(pl.in_place.ptr) + b * pl.in_place.stride * eb, pl.in_place.ld,
-        static_cast<char*>(const_cast<void*>(pl.packed.ptr)) + b * pl.packed.stride * eb,
-        pl.packed.ld, pl.stored_rows, pl.stored_cols, static_cast<int>(eb), pl.transpose, s);
-    if (e != cudaSuccess) return e;
-  }
-  return cudaSuccess;
+  const bool batched = pl.in_place.batched();
+  return copy_matrix(pl.in_place.ptr, pl.in_place.ld, const_cast<void*>(pl.packed.ptr),
+                     pl.packed.ld, pl.stored_rows, pl.stored_cols, static_cast<int>(eb),
+                     pl.transpose, s, batched ? pl.in_place.batch : 1,
+                     batched ? pl.in_place.stride : 0, batched ? pl.packed.stride : 0);
 }
 
 // How A and B are laid out for the kernel. tf32 wgmma reads only K-major operands from shared
