@@ -277,6 +277,61 @@ TEST(GemmEx, MisalignedBatchPackedInOneLaunch) {
   }
 }
 
+// simt/sgemm runs a strided batch in one launch (grid.y: the entries, each planned on its share of
+// the SMs): every op pair over misaligned entries with gaps, a broadcast B, depth splits summed
+// per entry (2 x 128 x 128 x 8192: each entry its own partials and counters), thin edge strips
+// (3 x 1025 x 1025 x 4096: a one-row, one-column fringe), the general epilogue.
+TEST(GemmEx, SgemmBatchInOneLaunch) {
+  GEMMLAB_REQUIRE_GPU();
+  const char* kSgemm = "simt/sgemm";
+  const Op ops[][2] = {{Op::N, Op::N}, {Op::N, Op::T}, {Op::T, Op::N}, {Op::T, Op::T}};
+  for (const auto& op : ops) {
+    ExSpec s;
+    s.precision = Precision::FP32, s.m = 150, s.n = 140, s.k = 130, s.batch = 9;
+    s.op_a = op[0], s.op_b = op[1], s.pad_a = 1, s.pad_b = 3, s.stride_extra = 3, s.offset = 1;
+    s.beta = 0.5f, s.d_type = DType::BF16, s.bias = true, s.act = Activation::GeluTanh;
+    s.seed = 37;
+    expect_correct(s, kSgemm);
+    s.stride_b = 0, s.seed = 38;  // one B for every entry
+    expect_correct(s, kSgemm);
+  }
+  ExSpec deep;
+  deep.precision = Precision::FP32, deep.m = 128, deep.n = 128, deep.k = 8192, deep.batch = 2;
+  deep.beta = -1.f, deep.seed = 39;
+  expect_correct(deep, kSgemm);
+  ExSpec tail = deep;
+  tail.m = 1025, tail.n = 1025, tail.k = 4096, tail.batch = 3, tail.op_b = Op::T, tail.seed = 40;
+  expect_correct(tail, kSgemm);
+}
+
+// More entries than one launch's grid.y holds (65,535): simt/sgemm launches them in chunks.
+// 70,000 dot products of length 3, checked on the host (exact: small integers in fp32).
+TEST(GemmEx, SgemmBatchPastOneGrid) {
+  GEMMLAB_REQUIRE_GPU();
+  const int64_t entries = 70000, k = 3;
+  std::vector<float> a(entries * k), b(entries * k), d(entries, -1.f);
+  for (int64_t i = 0; i < entries * k; ++i) {
+    a[i] = static_cast<float>(i % 7 - 3);
+    b[i] = static_cast<float>(i % 5 - 2);
+  }
+  DeviceMem da(a.size() * 4), db(b.size() * 4), dd(d.size() * 4);
+  ASSERT_EQ(cudaMemcpy(da.ptr, a.data(), a.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(db.ptr, b.data(), b.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(dd.ptr, d.data(), d.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
+  GemmDesc g;
+  g.m = 1, g.n = 1, g.k = k, g.A = da.ptr, g.lda = k, g.B = db.ptr, g.ldb = 1, g.D = dd.ptr;
+  g.ldd = 1, g.batch = entries, g.stride_a = k, g.stride_b = k, g.stride_d = 1;
+  ASSERT_EQ(gemm(g, "simt/sgemm"), Status::Success) << last_error_message();
+  ASSERT_EQ(cudaMemcpy(d.data(), dd.ptr, d.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+  int64_t bad = 0;
+  for (int64_t e = 0; e < entries; ++e) {
+    float want = 0.f;
+    for (int64_t j = 0; j < k; ++j) want += a[e * k + j] * b[e * k + j];
+    if (d[e] != want && bad++ < 5) ADD_FAILURE() << "entry " << e << ": " << d[e] << ", want " << want;
+  }
+  EXPECT_EQ(bad, 0);
+}
+
 // Entries side by side within rows: stride_d = n, ldd = batch * n (a [m, batch * n] tensor).
 TEST(GemmEx, EntriesSideBySide) {
   GEMMLAB_REQUIRE_GPU();

@@ -172,6 +172,29 @@ TEST(SgemmPlan, SplitTilesSumAsSlicesWithoutStrips) {
   EXPECT_TRUE(sgemm::plan_tiles(768, 768, 768, t, kH100, true, 3).work.sliced);
 }
 
+// A strided batch in one launch: each entry planned on its share of the SMs. 64 entries of
+// 512^3 fill the GPU unsplit; 2 entries of 128 x 128 x 8192 still split (66 SMs each), but sum
+// in the tiles' last blocks (no slices: their sum kernel covers one problem); one entry is
+// plan_tiles itself.
+TEST(SgemmPlan, BatchEntriesShareTheSms) {
+  const sgemm::TileShape t = sgemm::tile_shape(sgemm::Tile::k128x128);
+  const sgemm::TilePlan many = sgemm::plan_batch_tiles(512, 512, 512, t, kH100, 64);
+  EXPECT_EQ(many.work.splits, 1);
+  EXPECT_EQ(many.work.sk.ctas, 0);
+  EXPECT_GT(sgemm::plan_tiles(512, 512, 512, t, kH100).work.splits, 1) << "alone, it splits";
+  const sgemm::TilePlan two = sgemm::plan_batch_tiles(128, 128, 8192, t, kH100, 2);
+  EXPECT_GT(two.work.splits, 1);
+  EXPECT_FALSE(two.work.sliced);
+  EXPECT_LE(two.work.splits, sgemm::plan_tiles(128, 128, 8192, t, kH100).work.splits);
+  EXPECT_EQ(sgemm::scratch_layout(two, t).tile_partials,
+            static_cast<size_t>(two.work.splits) * 128 * 128);
+  const sgemm::TilePlan one = sgemm::plan_batch_tiles(128, 128, 8192, t, kH100, 1);
+  const sgemm::TilePlan alone = sgemm::plan_tiles(128, 128, 8192, t, kH100);
+  EXPECT_EQ(one.work.splits, alone.work.splits);
+  EXPECT_EQ(one.work.sliced, alone.work.sliced);
+  EXPECT_EQ(one.blocks, alone.blocks);
+}
+
 TEST(SgemmPlan, ConsistentOnEveryShape) {
   for (const DeviceDesc& dev : {kH100, kA100})
     for (const Dims& d : shapes())

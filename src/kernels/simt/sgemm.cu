@@ -22,7 +22,11 @@
 //   computes 2-8 times the rows it keeps; 256 x 64 and 256 x 32, their transposes, for thin
 //   outputs, N <= 64) and 4 or 8 pipeline stages, chosen by the planner
 //   (sgemm_plan.h), which config() and launch() share, or forced by gemm-tune's table (the tile
-//   and depth splits: variants()). The device side is sgemm_kernel.cuh.
+//   and depth splits: variants()). The device side is sgemm_kernel.cuh;
+// - a strided batch as one launch (grid.y: the entries), each entry planned on its share of the
+//   SMs (plan_batch_tiles), its own copy of the split scratch, operands read in place; the API
+//   had launched it entry by entry (fp32 64 x 512^3 NN 26% -> 94% of cuBLAS, 128 x 64^3 1% -> 79%,
+//   32 x 128 x 128 x 4096 NT 36% -> 104%; H100, 2026-11-27, docs/results/h100-sgemm-batches.txt).
 // Seed: beyond the seeds (production).
 // Measured (H100 SXM, docs/results/h100-ladder.md and h100-large.md, cuBLAS SGEMM in the same
 // run): 1025^3 30.9 TFLOP/s (101%), 4096^3 50.2 (97%), 4097^3 48.1 (108%), 8192^3 50.2 (97%);
@@ -51,7 +55,8 @@ namespace {
 
 using namespace sgemm;
 
-using KernelFn = void (*)(const float*, int, const float*, int, Epilogue, int, TileWork, Scratch);
+using KernelFn = void (*)(const float*, int, const float*, int, Epilogue, int, TileWork, Scratch,
+                          Entries);
 
 struct Picked {
   KernelFn f;
@@ -145,14 +150,18 @@ Picked pick(bool at, bool bt, bool av, bool bv, const TilePlan& L) {
   }
 }
 
-// The split-k scratch of a plan, allocated on p.stream (nothing allocated when it needs none).
-cudaError_t alloc_scratch(const TilePlan& L, const TileShape& t, cudaStream_t stream, void** buf,
-                          Scratch* s) {
+// The split-k scratch of a plan for `entries` batch entries (a copy of the layout each, 256-byte
+// aligned: *entry_bytes apart), allocated on `stream` (nothing allocated when it needs none).
+cudaError_t alloc_scratch(const TilePlan& L, const TileShape& t, int64_t entries,
+                          cudaStream_t stream, void** buf, Scratch* s, int64_t* entry_bytes) {
   const ScratchLayout lay = scratch_layout(L, t);
   *buf = nullptr;
   *s = Scratch{};
+  *entry_bytes = static_cast<int64_t>((lay.bytes() + 255) / 256 * 256);
   if (lay.bytes() == 0) return cudaSuccess;
-  if (cudaError_t e = workspace_alloc_split(buf, lay.bytes(), stream); e != cudaSuccess) return e;
+  if (cudaError_t e = workspace_alloc_split(buf, static_cast<size_t>(*entry_bytes * entries), stream);
+      e != cudaSuccess)
+    return e;
   float* f = static_cast<float*>(*buf);
   s->tile_parts = f, s->sk_parts = f + lay.tile_partials;
   s->strip_parts = s->sk_parts + lay.sk_partials;
@@ -163,32 +172,48 @@ cudaError_t alloc_scratch(const TilePlan& L, const TileShape& t, cudaStream_t st
   return cudaSuccess;
 }
 
-// One launch of the tile kernel over q (operands as the kernel reads them). Where the plan's
-// split-k scratch cannot be had, the plan without it runs.
+// A batch's entries per launch (the grid's y dimension).
+constexpr int64_t kEntriesPerLaunch = 65535;
+
+// The launches of the tile kernel over q (operands as the kernel reads them): one, or one per
+// kEntriesPerLaunch entries of a strided batch. Where the plan's split-k scratch cannot be had,
+// the plan without it runs.
 template <Tile kTile>
 cudaError_t launch_tiles(const GemmProblem& q, bool av, bool bv) {
   constexpr TileShape t = tile_shape(kTile);
   const DeviceDesc dev = current_device_desc();
   const int m = static_cast<int>(q.m), n = static_cast<int>(q.n), k = static_cast<int>(q.k);
-  TilePlan L = plan_tiles(m, n, k, t, dev, /*scratch=*/true, forced_plan().splits);
-  void* buf = nullptr;
-  Scratch s;
-  cudaError_t e = alloc_scratch(L, t, q.stream, &buf, &s);
-  if (e == cudaErrorMemoryAllocation) {
-    L = plan_tiles(m, n, k, t, dev, /*scratch=*/false);
-    e = cudaSuccess;
+  const int64_t entries = std::max<int64_t>(1, q.batch);
+  const TilePlan planned =
+      plan_batch_tiles(m, n, k, t, dev, entries, /*scratch=*/true, forced_plan().splits);
+  cudaError_t e = cudaSuccess;
+  for (int64_t e0 = 0; e0 < entries && e == cudaSuccess; e0 += kEntriesPerLaunch) {
+    const int64_t here = std::min(kEntriesPerLaunch, entries - e0);
+    TilePlan L = planned;
+    void* buf = nullptr;
+    Scratch s;
+    int64_t entry_bytes = 0;
+    e = alloc_scratch(L, t, here, q.stream, &buf, &s, &entry_bytes);
+    if (e == cudaErrorMemoryAllocation) {
+      L = plan_batch_tiles(m, n, k, t, dev, entries, /*scratch=*/false);
+      entry_bytes = 0;
+      e = cudaSuccess;
+    }
+    if (e != cudaSuccess) return e;
+    const Picked kp = pick<kTile>(q.op_a == Op::T, q.op_b == Op::T, av, bv, L);
+    e = kp.err != cudaSuccess ? kp.err : L.blocks == 0 ? cudaErrorInvalidValue : cudaSuccess;
+    const Entries en{q.stride_a, q.stride_b, q.stride_c, q.stride_d, entry_bytes, e0};
+    if (e == cudaSuccess)
+      e = launch_kernel(kp.f, dim3(L.blocks, static_cast<unsigned>(here)), 256, kp.smem, q.stream,
+                        static_cast<const float*>(q.A), static_cast<int>(q.lda),
+                        static_cast<const float*>(q.B), static_cast<int>(q.ldb), make_epilogue(q),
+                        k, L.work, s, en);
+    if (e == cudaSuccess && L.work.sliced)  // the splits' slices, summed with the epilogue
+      e = launch_slice_sum(s.tile_parts, L.work.splits, make_epilogue(q), q.stream);
+    const cudaError_t ef = workspace_free(buf, q.stream);  // stream-ordered: after the kernel
+    if (e == cudaSuccess) e = ef;
   }
-  if (e != cudaSuccess) return e;
-  const Picked kp = pick<kTile>(q.op_a == Op::T, q.op_b == Op::T, av, bv, L);
-  e = kp.err != cudaSuccess ? kp.err : L.blocks == 0 ? cudaErrorInvalidValue : cudaSuccess;
-  if (e == cudaSuccess)
-    e = launch_kernel(kp.f, dim3(L.blocks), 256, kp.smem, q.stream, static_cast<const float*>(q.A),
-                      static_cast<int>(q.lda), static_cast<const float*>(q.B),
-                      static_cast<int>(q.ldb), make_epilogue(q), k, L.work, s);
-  if (e == cudaSuccess && L.work.sliced)  // the splits' slices, summed with the epilogue
-    e = launch_slice_sum(s.tile_parts, L.work.splits, make_epilogue(q), q.stream);
-  const cudaError_t ef = workspace_free(buf, q.stream);  // stream-ordered: after the kernel
-  return e != cudaSuccess ? e : ef;
+  return e;
 }
 
 // f(integral_constant<Tile, t>): a call of the template instance for the planned tile.
@@ -217,11 +242,18 @@ const Tile* forced_tile(Tile* storage) {
   return storage;
 }
 
+// Whether an operand's rows are 16-byte aligned in every batch entry (its base moves by the
+// stride from entry to entry).
+bool rows_aligned_16(const void* ptr, int64_t ld, int64_t stride, int64_t batch) {
+  return rows_aligned(ptr, ld, sizeof(float), 16) &&
+         (batch <= 1 || (stride * static_cast<int64_t>(sizeof(float))) % 16 == 0);
+}
+
 OperandPlan operand_plan(const GemmProblem& p, bool copies) {
   Tile t;
-  return plan_operands(p, rows_aligned(p.A, p.lda, sizeof(float), 16),
-                       rows_aligned(p.B, p.ldb, sizeof(float), 16), current_device_desc(), copies,
-                       forced_tile(&t));
+  return plan_operands(p, rows_aligned_16(p.A, p.lda, p.stride_a, p.batch),
+                       rows_aligned_16(p.B, p.ldb, p.stride_b, p.batch), current_device_desc(),
+                       copies, forced_tile(&t));
 }
 
 // The copies the plan asks for, enqueued on p.stream; *q becomes the problem the tile kernel runs.
@@ -244,7 +276,8 @@ cudaError_t make_copies(const GemmProblem& p, const OperandPlan& pl, GemmProblem
 }
 
 cudaError_t launch(const GemmProblem& p) {
-  OperandPlan pl = operand_plan(p, true);
+  // A strided batch reads its operands as they are (the copies are of one matrix each).
+  OperandPlan pl = operand_plan(p, p.batch <= 1);
   GemmProblem q = p;  // p with the copies in place of the operands they replace
   AlignedRows ra, rb;
   cudaError_t e = make_copies(p, pl, &q, &ra, &rb);
@@ -264,16 +297,19 @@ cudaError_t launch(const GemmProblem& p) {
 
 template <Tile kTile>
 LaunchConfig config_tiles(const GemmProblem& q, bool av, bool bv) {
-  const TilePlan L = plan_tiles(static_cast<int>(q.m), static_cast<int>(q.n),
-                                static_cast<int>(q.k), tile_shape(kTile), current_device_desc(),
-                                /*scratch=*/true, forced_plan().splits);
+  const int64_t entries = std::max<int64_t>(1, q.batch);
+  const TilePlan L = plan_batch_tiles(static_cast<int>(q.m), static_cast<int>(q.n),
+                                      static_cast<int>(q.k), tile_shape(kTile),
+                                      current_device_desc(), entries, /*scratch=*/true,
+                                      forced_plan().splits);
   const Picked kp = pick<kTile>(q.op_a == Op::T, q.op_b == Op::T, av, bv, L);
-  return {reinterpret_cast<const void*>(kp.f), dim3(L.blocks), dim3(256),
+  return {reinterpret_cast<const void*>(kp.f),
+          dim3(L.blocks, static_cast<unsigned>(std::min(entries, kEntriesPerLaunch))), dim3(256),
           static_cast<size_t>(kp.smem)};
 }
 
 LaunchConfig config(const GemmProblem& p) {
-  const OperandPlan pl = operand_plan(p, true);
+  const OperandPlan pl = operand_plan(p, p.batch <= 1);
   GemmProblem q = p;
   if (pl.transpose_b) q.op_b = Op::N;  // what the tile kernel then runs
   return with_tile(pl.tile, [&](auto t) { return config_tiles<decltype(t)::value>(q, pl.av, pl.bv); });
@@ -328,6 +364,7 @@ extern const KernelDesc kSimtSgemm = {
     .unsupported = nullptr,
     .launch = launch,
     .config = config,
+    .features = kBatched,
     .variants = variants,
     .tile_names = kTileNames,
 };

@@ -67,6 +67,19 @@ struct Scratch {
   unsigned long long* sk_counters;
   unsigned long long* strip_counters;
   unsigned long long tag;
+  // Every pointer moved by `bytes` (a batch entry's own copy of the layout).
+  __device__ __forceinline__ Scratch shifted(int64_t bytes) const {
+    auto mv = [bytes](auto* q) { return reinterpret_cast<decltype(q)>(reinterpret_cast<char*>(q) + bytes); };
+    return {mv(tile_parts), mv(sk_parts), mv(strip_parts), mv(tile_counters), mv(sk_counters),
+            mv(strip_counters), tag};
+  }
+};
+
+// A strided batch: the launch's grid.y runs entries entry0 + blockIdx.y; element strides of A,
+// B, C and D, and the bytes of one entry's copy of the scratch layout.
+struct Entries {
+  int64_t a, b, c, d, scratch_bytes;
+  int64_t entry0;
 };
 
 // Loaders for the k-tiles of C tile t from k-tile kt0 on (A with op N and B with op T are stored
@@ -217,13 +230,18 @@ __device__ __forceinline__ void stream_k_block(const float* A, int lda, const fl
 template <class V>
 __global__ void __launch_bounds__(256, kBlocksPerSm<V::kTile>)
     sgemm_kernel(const float* A, int lda, const float* B, int ldb, Epilogue ep, int k, TileWork w,
-                 Scratch s) {
+                 Scratch s, Entries en) {
   using C = typename V::C;
   using WT = typename V::WT;
   extern __shared__ float4 smem_f4[];  // float4: 16-byte alignment for the cp.async targets
   float* As = reinterpret_cast<float*>(smem_f4);
   float* Bs = As + V::kStages * C::kStageA;
   const int block = static_cast<int>(blockIdx.x);
+  if (const int64_t e = en.entry0 + blockIdx.y; e > 0) {  // batch entry e: its operands, C, D
+    A += e * en.a, B += e * en.b;
+    ep = ep.entry(e, en.c, en.d);
+    s = s.shifted(blockIdx.y * en.scratch_bytes);  // (scratch: one copy per entry of the launch)
+  }
 
   if (block >= w.main_blocks + w.sk.ctas) {  // uniform per block
     const SplitWorkspace strip_ws{s.strip_parts, s.strip_counters, s.tag};

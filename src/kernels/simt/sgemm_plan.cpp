@@ -167,6 +167,16 @@ TilePlan plan_tiles(int m, int n, int k, const TileShape& t, const DeviceDesc& d
   return L;
 }
 
+TilePlan plan_batch_tiles(int m, int n, int k, const TileShape& t, const DeviceDesc& dev,
+                          int64_t entries, bool scratch, int forced_splits) {
+  if (entries <= 1) return plan_tiles(m, n, k, t, dev, scratch, forced_splits);
+  DeviceDesc share = dev;
+  share.sms = static_cast<int>(std::max<int64_t>(1, (dev.sms + entries - 1) / entries));
+  TilePlan L = plan_tiles(m, n, k, t, share, scratch, forced_splits);
+  L.work.sliced = false;  // each split tile's last block sums it instead
+  return L;
+}
+
 ScratchLayout scratch_layout(const TilePlan& plan, const TileShape& t) {
   const TileWork& w = plan.work;
   const size_t tile_floats = static_cast<size_t>(t.bm) * t.bn;  // one partial tile

@@ -121,6 +121,13 @@ struct TilePlan {
 TilePlan plan_tiles(int m, int n, int k, const TileShape& t, const DeviceDesc& dev,
                     bool scratch = true, int forced_splits = 0);
 
+// A strided batch runs in one launch (grid.y: the entries), each entry planned as if it had its
+// share of the SMs alone (ceil(sms / entries)): depth splits and a stream-k tail only where one
+// entry's tiles cannot fill its share, and no slices (their sum kernel covers one problem).
+// entries == 1: plan_tiles.
+TilePlan plan_batch_tiles(int m, int n, int k, const TileShape& t, const DeviceDesc& dev,
+                          int64_t entries, bool scratch = true, int forced_splits = 0);
+
 // The split-k scratch of a plan: partials (floats) first, then counters, in the order tiles,
 // stream-k tail tiles, strip blocks. All zero when the plan needs none.
 struct ScratchLayout {
