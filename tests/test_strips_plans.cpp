@@ -264,5 +264,16 @@ TEST(WgmmaSmallPlan, TilesAndSplitsCoverTheProblem) {
   EXPECT_EQ(sp::plan(1536, 1536, 1536, kH100, true, true, 0, 0, 1, dp::kMaxM, 2).tok, 192);
 }
 
+// tf32 with op(A) = A^T: wgmma/small transposes A while packing it, where that copy stays small
+// next to the product (k <= 32 n): 1000^3 and 50 x 2000 x 2000 yes, 4096 x 64 x 4096 (a 64 MB A
+// for a 64-column C) no.
+TEST(WgmmaSmallPlan, TransposedTokensWhereTheCopyIsSmall) {
+  EXPECT_TRUE(wgmma_small_plan::transposed_tokens_pay(1000, 1000));
+  EXPECT_TRUE(wgmma_small_plan::transposed_tokens_pay(2000, 2000));
+  EXPECT_TRUE(wgmma_small_plan::transposed_tokens_pay(128, 4096));
+  EXPECT_FALSE(wgmma_small_plan::transposed_tokens_pay(64, 4096));
+  EXPECT_FALSE(wgmma_small_plan::transposed_tokens_pay(100, 10000));
+}
+
 }  // namespace
 }  // namespace gemmlab

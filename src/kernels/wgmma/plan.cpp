@@ -362,6 +362,8 @@ bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc
   return k < 32768 || m * n < 256 * 256;
 }
 
+bool transposed_tokens_pay(int64_t n, int64_t k) { return k <= 32 * n; }
+
 }  // namespace wgmma_small_plan
 
 }  // namespace gemmlab

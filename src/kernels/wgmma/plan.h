@@ -309,6 +309,14 @@ int max_groups(Precision p, bool skinny, bool plain_fp32_d);
 bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc& dev,
                 bool tf32 = false, bool rows_k_major = false);
 
+// tf32 with op(A) = A^T: the strips kernel reads the tokens K-major only, so A (m x k) is
+// transposed while packed. `auto` takes that where the copy stays small next to the product:
+// k <= 32 n (H100, 2026-11-27, tf32 TN / TT, wgmma/small against wgmma/03's register-A path, %
+// of cuBLAS: 1000^3 66 -> 96 / 66 -> 81, 50 x 2000 x 2000 38 -> 102 / 51 -> 102, 512^3 43 -> 70 /
+// 55 -> 71, 333 x 777 x 555 53 -> 85 / 50 -> 91; left to wgmma/03: 4096 x 64 x 4096 39 -> 34 /
+// 42 -> 35, a 64 MB A for a 64-column C; docs/results/h100-tf32-transposed-tokens.txt).
+bool transposed_tokens_pay(int64_t n, int64_t k);
+
 }  // namespace wgmma_small_plan
 
 }  // namespace gemmlab

@@ -21,7 +21,8 @@
 // tokens being C's rows (op(A) = A) or columns, split in depth where the tiles leave SMs idle;
 // the splits of a tile sum their partials in a fixed order inside the kernel (no second launch,
 // deterministic); a strided batch is one launch (an entry per grid row, 3-D tensor maps). tf32
-// takes the tokens as C's rows (op(A) = A) and an MN-major weight through registers, in tiles of
+// takes the tokens as C's rows (op(A) = A, or A^T transposed while packed) and an MN-major weight
+// through registers, in tiles of
 // at most 192 tokens (plan.h: max_tokens). The
 // tile and the splits come from a cost model (wgmma/plan.h:
 // wgmma_small_plan); every (tile, splits) pair is a plan variant that gemm-tune measures.
@@ -42,8 +43,14 @@ namespace {
 namespace dp = wgmma_decode_plan;
 namespace sp = wgmma_small_plan;
 
+// tf32 reads the tokens K-major only: an op(A) = A^T is transposed while it is packed
+// (with_prepared_operands, Tf32Mn::OpB), so the plans see op(A) as the kernel then reads it.
+bool tokens_k_major(const GemmProblem& p) {
+  return p.op_a == Op::N || p.precision == Precision::TF32;
+}
+
 sp::Roles roles_of(const GemmProblem& p) {
-  return sp::roles_of(p.m, p.n, p.op_a == Op::N, p.op_b == Op::T);
+  return sp::roles_of(p.m, p.n, tokens_k_major(p), p.op_b == Op::T);
 }
 
 // The most tokens per tile: the weight is op(B)^T (op(A) when skinny, 16-bit only).
@@ -65,8 +72,6 @@ dp::Plan plan_of(const GemmProblem& p, bool scratch, PlanChoice c) {
 }
 
 const char* unsupported(const GemmProblem& p) {
-  if (p.precision == Precision::TF32 && p.op_a != Op::N)
-    return "tf32 needs op(A) = A (the tokens K-major: tf32 wgmma reads B only so)";
   if (p.m > INT32_MAX - 256 || p.n > INT32_MAX - 256) return "needs m, n < 2^31 - 256";
   if ((p.m / 64 + 1) * (p.n / 8 + 1) > (int64_t{1} << 30)) return "more than 2^30 tiles";
   if (p.batch > 65535) return "needs batch <= 65535 (one grid row per entry)";
@@ -106,8 +111,9 @@ int variants(const GemmProblem& p, PlanChoice* out, int max) {
 
 // Ahead of wgmma/split_k (220) and wgmma/03 (200), behind wgmma/decode (260) and gemv/mma (250).
 int auto_priority(const GemmProblem& p) {
-  return sp::auto_takes(p.m, p.n, p.k, p.batch, current_device_desc(),
-                        p.precision == Precision::TF32, p.op_a == Op::N)
+  const bool tf32 = p.precision == Precision::TF32;
+  if (tf32 && p.op_a != Op::N && !sp::transposed_tokens_pay(p.n, p.k)) return 0;
+  return sp::auto_takes(p.m, p.n, p.k, p.batch, current_device_desc(), tf32, tokens_k_major(p))
              ? 240
              : 0;
 }
