@@ -130,6 +130,19 @@ TEST(LargeShapes, Wgmma03EveryTile) {
                           "wgmma/03_tma_wgmma_ws_persistent", 4, "tiles");
 }
 
+// wgmma/03, tf32 with op(A) = A^T: A transposed while packed up to K = 128 (both operands then
+// K-major), through registers from K = 129: both sides of the rule, TN and TT, misaligned rows,
+// edges, beta != 0.
+TEST(LargeShapes, Wgmma03Tf32TransposedA) {
+  GEMMLAB_REQUIRE_GPU();
+  if (current_cc() < 90) GTEST_SKIP() << "wgmma/03 needs sm_90a";
+  for (Op b : {Op::N, Op::T})
+    for (Shape shape : {Shape{1000, 777, 64}, Shape{300, 2000, 128}, Shape{257, 1100, 129}})
+      for (int pad : {0, 3})
+        check_kernel({Precision::TF32, shape, Op::T, b, pad, pad == 0},
+                     "wgmma/03_tma_wgmma_ws_persistent");
+}
+
 // wgmma/split_k: every slice count it offers gemm-tune (the planner's, then halves) computes the
 // same product: one tile over K = 9000 (slices + a shorter last one), tf32 and bf16, transposed.
 TEST(LargeShapes, WgmmaSplitKEverySliceCount) {

@@ -320,5 +320,15 @@ TEST(WgmmaPlan, RowPaddingPaysOnlyAgainstALargeGemm) {
   EXPECT_FALSE(padding_pays(Precision::FP32, 5000, 5000, 5000, 5000 * 5000, false));
 }
 
+// tf32 with op(A) = A^T: wgmma/03 transposes A while packing it up to K = 128, and loads it into
+// registers beyond.
+TEST(WgmmaPlan, Tf32TransposedAOnShortK) {
+  EXPECT_TRUE(wgmma_plan::transpose_a_pays(8));
+  EXPECT_TRUE(wgmma_plan::transpose_a_pays(128));
+  EXPECT_FALSE(wgmma_plan::transpose_a_pays(129));
+  EXPECT_FALSE(wgmma_plan::transpose_a_pays(200));
+  EXPECT_FALSE(wgmma_plan::transpose_a_pays(4096));
+}
+
 }  // namespace
 }  // namespace gemmlab

@@ -297,9 +297,17 @@ cudaError_t by_epilogue(const GemmProblem& p, F&& f) {
   return f(std::integral_constant<int, kEpiGeneral>{});
 }
 
+// tf32's MN-major A: through registers, or transposed while packed where K is short
+// (wgmma_plan::transpose_a_pays).
+Tf32Mn tf32_layout(const GemmProblem& p) {
+  return p.precision == Precision::TF32 && p.op_a == Op::T && wgmma_plan::transpose_a_pays(p.k)
+             ? Tf32Mn::None
+             : Tf32Mn::RegisterA;
+}
+
 LaunchConfig config(const GemmProblem& p) {
   LaunchConfig c;
-  const KernelLayout kl = kernel_layout(p, Tf32Mn::RegisterA);
+  const KernelLayout kl = kernel_layout(p, tf32_layout(p));
   const wgmma_plan::PersistentPlan pl = plan_of(p, kl.swapped, pairs_of(p, kl.swapped));
   int ctas = pl.ctas;
   dispatch<true>(p.precision, kl.a_k_major, kl.b_k_major, [&](auto tag, auto ak, auto bk) {
@@ -399,8 +407,8 @@ cudaError_t launch_typed(const GemmProblem& p, const PreparedOperands& ops,
 
 cudaError_t launch(const GemmProblem& p) {
   // In pairs B's rows are read in place (kernel_layout: 16-bit runs unswapped).
-  const bool pairs = pairs_of(p, kernel_layout(p, Tf32Mn::RegisterA).swapped);
-  return with_prepared_operands(p, Tf32Mn::RegisterA, [&](const PreparedOperands& ops) {
+  const bool pairs = pairs_of(p, kernel_layout(p, tf32_layout(p)).swapped);
+  return with_prepared_operands(p, tf32_layout(p), [&](const PreparedOperands& ops) {
     const wgmma_plan::PersistentPlan pl = plan_of(p, ops.swapped, pairs && !ops.swapped);
     return dispatch<true>(p.precision, ops.a.k_major, ops.b.k_major, [&](auto tag, auto ak, auto bk) {
       using T = typename decltype(tag)::type;

@@ -75,6 +75,8 @@ int persistent_bn(int64_t rows, int64_t cols, Precision p, const DeviceDesc& dev
   return cost_narrow < 0.96 * cost_wide ? kBNNarrow : kBN;
 }
 
+bool transpose_a_pays(int64_t k) { return k <= 128; }
+
 bool pairs_pay(Precision p, bool b_off_lines, int64_t tiles, const DeviceDesc& dev) {
   return half_precision(p) && b_off_lines && 2 * tiles >= dev.sms && dev.sms >= 2;
 }

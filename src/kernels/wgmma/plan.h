@@ -59,6 +59,14 @@ int persistent_bn(int64_t rows, int64_t cols, Precision p, const DeviceDesc& dev
 // 2048 x 2048 x 3000 NT 523 -> 630). Aligned B: the pairs measured neutral to -3%: single there.
 bool pairs_pay(Precision p, bool b_off_lines, int64_t tiles, const DeviceDesc& dev);
 
+// tf32 with op(A) = A^T (TN, TT): wgmma/03 loads such an A into registers, whose per-k-block
+// loads a short K does not amortize. Up to K = 128 A is transposed while packed instead (m x k:
+// a copy small next to C) and the kernel reads both operands K-major (H100, 2026-11-27, % of
+// cuBLAS, TN / TT: 4095 x 4095 x 64 35 -> 85 / 41 -> 107, 8192 x 8192 x 64 84 -> 96 / 86 -> 99,
+// 8192 x 8192 x 8 77 -> 90 / 84 -> 95, 4096 x 4096 x 128 84 -> 87 / 88 -> 89; at K = 200-256 the
+// copy lost: 2048 x 2048 x 200 80 -> 72 / 98 -> 84; docs/results/h100-tf32-transposed-a.txt).
+bool transpose_a_pays(int64_t k);
+
 struct PersistentPlan {
   bool pairs;     // 2 x 1 clusters on tiles of 2 kBM x bn (no stream-k)
   int bn;         // the tile's columns: kBN or kBNNarrow
