@@ -16,12 +16,18 @@
 namespace gemmlab::test {
 namespace {
 
+struct Shape {
+  int64_t rows, cols, ld;
+  int64_t extra_chunks;  // 16-byte chunks of the destination's rows past the aligned width
+};
+
 template <typename U>
-void check_copies(bool transpose, int64_t entries) {
-  const int64_t rows = 3, cols = 5, ld = 7;
+void check_copies(bool transpose, int64_t entries, Shape sh = {3, 5, 7, 0}) {
+  const int64_t rows = sh.rows, cols = sh.cols, ld = sh.ld;
   const int64_t src_stride = rows * ld + 3;  // odd gaps
   const int64_t out_rows = transpose ? cols : rows, out_cols = transpose ? rows : cols;
-  const int64_t dst_ld = aligned_ld_16(out_cols, sizeof(U));
+  const int64_t dst_ld =
+      aligned_ld_16(out_cols, sizeof(U)) + sh.extra_chunks * (16 / static_cast<int64_t>(sizeof(U)));
   const int64_t dst_stride = out_rows * dst_ld + 16 / sizeof(U);  // a 16-byte gap
   std::vector<U> src(static_cast<size_t>(entries * src_stride));
   for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<U>(i * 2654435761u + 7);
@@ -47,13 +53,14 @@ void check_copies(bool transpose, int64_t entries) {
       if (r < out_rows && c < out_cols)
         want = src[static_cast<size_t>(e * src_stride + (transpose ? c * ld + r : r * ld + c))];
       else if (r < out_rows && !transpose)
-        want = U(0);  // the padding of the row's last 16-byte chunk
+        want = U(0);  // the padding of the row's last 16-byte chunk, and the chunks past it
       if (got != want && bad++ < 5)
         ADD_FAILURE() << "entry " << e << " (" << r << ", " << c << "): " << +got << ", want "
                       << +want;
     }
   EXPECT_EQ(bad, 0) << (transpose ? "transposed" : "straight") << ", " << sizeof(U)
-                    << "-byte elements, " << entries << " entries";
+                    << "-byte elements, " << entries << " entries of " << rows << " x " << cols
+                    << " (ld " << ld << ")";
 }
 
 TEST(AlignedRows, CopyMatrixBatches) {
@@ -62,6 +69,21 @@ TEST(AlignedRows, CopyMatrixBatches) {
     for (int64_t entries : {1, 3, 70000}) {
       check_copies<uint16_t>(transpose, entries);
       check_copies<uint32_t>(transpose, entries);
+    }
+}
+
+// The straight copy's split of the work (aligned_rows.cu, straight_grid): few long rows cut into
+// segments of a row per warp (129 x 8191, the B of a 127 x 8191 x 129 GEMM), short rows sharing
+// a warp (a row of 100 bf16 is 13 chunks: two rows per warp), rows of one chunk, and destination
+// rows wider than the aligned width (packing pads them to 128 bytes: the extra chunks zeroed).
+TEST(AlignedRows, CopyMatrixSplitsLongAndShortRows) {
+  GEMMLAB_REQUIRE_GPU();
+  const Shape shapes[] = {{129, 8191, 8193, 0}, {129, 8191, 8191, 1}, {10000, 100, 101, 0},
+                          {1000, 100, 100, 3},  {37, 3, 5, 0},        {2, 1000, 1001, 7}};
+  for (const Shape& sh : shapes)
+    for (int64_t entries : {1, 3}) {
+      check_copies<uint16_t>(false, entries, sh);
+      check_copies<uint32_t>(false, entries, sh);
     }
 }
 

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <type_traits>
 
 #include <cuda_runtime.h>
 #include "kernels/common/launch.cuh"
@@ -54,6 +55,57 @@ __global__ void realign_kernel(const U* __restrict__ src, int64_t ld, U* __restr
   }
 }
 
+// The same copy where a warp per row would leave the GPU idle (straight_grid): a warp takes
+// 32 / tpr rows of tpr lanes each (tpr a power of two covering a short row's chunks) and, along
+// a long row, one segment of `seg` chunks.
+struct Split {
+  int tpr_log2;         // lanes per row: 1 << tpr_log2 (<= 32)
+  int64_t row_groups;   // groups of 32 / tpr rows
+  int64_t segs, seg;    // segments per row and chunks per segment
+};
+
+// kFullWarp: rows of 32 chunks or more, a whole warp per segment, stepping by a constant 32.
+template <typename U, typename L, bool kFullWarp>
+__global__ void realign_split_kernel(const U* __restrict__ src, int64_t ld, U* __restrict__ dst,
+                               int64_t dst_ld, int64_t rows, int64_t cols, int64_t entries,
+                               int64_t src_stride, int64_t dst_stride, Split sp) {
+  constexpr int kE = 16 / sizeof(U), kL = 16 / sizeof(L);
+  const int64_t chunks_per_row = dst_ld / kE;
+  const int warps = blockDim.x / 32, lane = threadIdx.x % 32;
+  const int lg = kFullWarp ? 5 : sp.tpr_log2;
+  const int tpr = kFullWarp ? 32 : 1 << lg;
+  const int sub = kFullWarp ? 0 : lane >> lg, col_lane = kFullWarp ? lane : lane & (tpr - 1);
+  const int64_t items = sp.row_groups * sp.segs;
+  for (int64_t e = blockIdx.y; e < entries; e += gridDim.y) {
+    for (int64_t it = blockIdx.x * static_cast<int64_t>(warps) + threadIdx.x / 32; it < items;
+         it += static_cast<int64_t>(gridDim.x) * warps) {
+      const int64_t group = sp.segs == 1 ? it : it / sp.segs, seg = it - group * sp.segs;
+      const int64_t r = kFullWarp ? group : (group << (5 - lg)) + sub;
+      if (!kFullWarp && r >= rows) continue;
+      const U* s = src + e * src_stride + r * ld;
+      uint4* d = reinterpret_cast<uint4*>(dst + e * dst_stride + r * dst_ld);
+      const int64_t c_end = sp.segs == 1 ? chunks_per_row : min(chunks_per_row, (seg + 1) * sp.seg);
+#pragma unroll 4
+      for (int64_t c = seg * sp.seg + col_lane; c < c_end; c += tpr) {
+        const int64_t c0 = c * kE;
+        union {
+          uint4 v;
+          L l[kL];
+          U e[kE];
+        } chunk;
+        if (c0 + kE <= cols) {
+#pragma unroll
+          for (int j = 0; j < kL; ++j) chunk.l[j] = reinterpret_cast<const L*>(s + c0)[j];
+        } else {
+#pragma unroll
+          for (int j = 0; j < kE; ++j) chunk.e[j] = c0 + j < cols ? s[c0 + j] : U(0);
+        }
+        d[c] = chunk.v;
+      }
+    }
+  }
+}
+
 // dst (cols x rows, pitch dst_ld) <- transpose of src (rows x cols, pitch ld), through a
 // 32 x 32 shared tile (padded by one element against bank conflicts) so reads and writes are
 // both coalesced. One tile per block of 32 x 8 threads; batch entries along the grid's y.
@@ -79,6 +131,29 @@ __global__ void transpose_kernel(const U* __restrict__ src, int64_t ld, U* __res
   }
 }
 
+// The straight copy's split and grid: where the rows are too few to give the GPU 1024 warps (8
+// per SM), long rows are cut into segments of 32 chunks or more (129 rows x 8191 bf16, a warp per
+// row: 17 CTAs copied 2 MB in 19.2 us, in segments 5.5 us by ncu) and short rows share a warp
+// (lanes per row: the power of two that covers a row's chunks). 1024 and more rows keep a warp
+// per row (realign_kernel): split in two, 2047^2 bf16 lost 4% (docs/history.md).
+dim3 straight_grid(int64_t rows, int64_t chunks_per_row, int warps, unsigned ys, Split* sp) {
+  int lg = 0;
+  while (lg < 5 && (int64_t{1} << lg) < chunks_per_row) ++lg;
+  sp->tpr_log2 = lg;
+  sp->row_groups = (rows + (32 >> lg) - 1) >> (5 - lg);
+  const int64_t kWantWarps = 1024;
+  const int64_t want = (kWantWarps + sp->row_groups * ys - 1) / (sp->row_groups * ys);
+  const int64_t most = lg == 5 ? (chunks_per_row + 31) / 32 : 1;
+  const int64_t segs = std::max<int64_t>(1, std::min(want, most));
+  sp->seg = (chunks_per_row + segs - 1) / segs;
+  sp->seg = (sp->seg + 31) / 32 * 32;
+  sp->segs = (chunks_per_row + sp->seg - 1) / sp->seg;
+  const int64_t items = sp->row_groups * sp->segs;
+  const int64_t bx = std::max<int64_t>(
+      1, std::min<int64_t>((items + warps - 1) / warps, (int64_t{1} << 20) / ys));
+  return dim3(static_cast<unsigned>(bx), ys);
+}
+
 template <typename U>
 cudaError_t launch_copy(const void* src, int64_t ld, void* dst, int64_t dst_ld, int64_t rows,
                         int64_t cols, bool transpose, cudaStream_t stream, int64_t entries,
@@ -100,19 +175,34 @@ cudaError_t launch_copy(const void* src, int64_t ld, void* dst, int64_t dst_ld, 
     const uint64_t bits = reinterpret_cast<uintptr_t>(src) | static_cast<uint64_t>(ld * sizeof(U)) |
                           (entries > 1 ? static_cast<uint64_t>(src_stride * sizeof(U)) : 0) | 16;
     const int width = static_cast<int>(bits & (~bits + 1));  // lowest set bit
+    Split sp{};
     const int warps = 8;
-    const int64_t bx = std::max<int64_t>(
-        1, std::min<int64_t>((rows + warps - 1) / warps, (int64_t{1} << 20) / ys));
-    const dim3 grid(static_cast<unsigned>(bx), ys);
+    const dim3 grid = straight_grid(rows, dst_ld / (16 / static_cast<int64_t>(sizeof(U))), warps,
+                                    ys, &sp);
     auto go = [&](auto kern) {
       return launch_kernel(kern, grid, 32 * warps, 0, stream, static_cast<const U*>(src), ld,
                            static_cast<U*>(dst), dst_ld, rows, cols, entries, src_stride,
-                           dst_stride);
+                           dst_stride, sp);
     };
-    if (width >= 16) return go(realign_kernel<U, uint4>);
-    if (width >= 8) return go(realign_kernel<U, uint2>);
-    if (width >= 4) return go(realign_kernel<U, uint32_t>);
-    return go(realign_kernel<U, U>);
+    if (sp.tpr_log2 == 5 && sp.segs == 1) {  // a warp per row fills the GPU
+      auto go_rows = [&](auto kern) {
+        return launch_kernel(kern, grid, 32 * warps, 0, stream, static_cast<const U*>(src), ld,
+                             static_cast<U*>(dst), dst_ld, rows, cols, entries, src_stride,
+                             dst_stride);
+      };
+      if (width >= 16) return go_rows(realign_kernel<U, uint4>);
+      if (width >= 8) return go_rows(realign_kernel<U, uint2>);
+      if (width >= 4) return go_rows(realign_kernel<U, uint32_t>);
+      return go_rows(realign_kernel<U, U>);
+    }
+    auto by_width = [&](auto full) {
+      constexpr bool kFull = decltype(full)::value;
+      if (width >= 16) return go(realign_split_kernel<U, uint4, kFull>);
+      if (width >= 8) return go(realign_split_kernel<U, uint2, kFull>);
+      if (width >= 4) return go(realign_split_kernel<U, uint32_t, kFull>);
+      return go(realign_split_kernel<U, U, kFull>);
+    };
+    return sp.tpr_log2 == 5 ? by_width(std::true_type{}) : by_width(std::false_type{});
   }
 }
 
@@ -151,7 +241,7 @@ cudaError_t copy_matrix(const void* src, int64_t ld_src, void* dst, int64_t ld_d
 cudaError_t align_rows_16(const void* ptr, int64_t rows, int64_t cols, int64_t ld, int elem_bytes,
                           cudaStream_t stream, AlignedRows* out) {
   *out = AlignedRows{ptr, ld, nullptr};
-  if (reinterpret_cast<uintptr_t>(ptr) % 16 == 0 && (ld * elem_bytes) % 16 == 0) return cudaSuccess;
+  if (rows_aligned(ptr, ld, elem_bytes, 16)) return cudaSuccess;
   return aligned_copy(ptr, rows, cols, ld, elem_bytes, false, stream, out);
 }
 
