@@ -332,6 +332,36 @@ TEST(GemmEx, SgemmBatchPastOneGrid) {
   EXPECT_EQ(bad, 0);
 }
 
+// The batch paths and operand copies of stop 41 keep the eager run's bits under CUDA graph
+// capture and replay and on two streams at once: a misaligned batch packed in one launch (and
+// transposed while packed, tf32), simt/sgemm's one-launch batch with per-entry split scratch,
+// wgmma/small's and wgmma/03's tf32 op(A) = A^T transposed while packed.
+TEST(GemmEx, BatchPathsKeepTheirBitsInGraphsAndStreams) {
+  GEMMLAB_REQUIRE_GPU();
+  ExSpec packed;
+  packed.m = 150, packed.n = 140, packed.k = 130, packed.batch = 9, packed.op_b = Op::T;
+  packed.pad_a = 1, packed.pad_b = 3, packed.stride_extra = 3, packed.offset = 1;
+  packed.beta = 0.5f, packed.d_type = DType::BF16, packed.seed = 41;
+  ExSpec sgemm_deep;
+  sgemm_deep.precision = Precision::FP32, sgemm_deep.m = 128, sgemm_deep.n = 128;
+  sgemm_deep.k = 8192, sgemm_deep.batch = 3, sgemm_deep.beta = -1.f, sgemm_deep.seed = 42;
+  ExSpec sgemm_nt = packed;
+  sgemm_nt.precision = Precision::FP32, sgemm_nt.bias = true, sgemm_nt.seed = 43;
+  expect_same_bits_in_graphs_and_streams(sgemm_deep, "simt/sgemm");
+  expect_same_bits_in_graphs_and_streams(sgemm_nt, "simt/sgemm");
+  if (current_cc() < 90) GTEST_SKIP() << "the TMA kernels need sm_90a (simt/sgemm's cases ran)";
+  for (Precision p : {Precision::BF16, Precision::TF32}) {
+    ExSpec s = packed;
+    s.precision = p, s.op_a = p == Precision::TF32 ? Op::T : Op::N;
+    expect_same_bits_in_graphs_and_streams(s, kWgmma03);
+    expect_same_bits_in_graphs_and_streams(s, "wgmma/small");
+  }
+  ExSpec short_k;  // wgmma/03, tf32 TN over a short K: A transposed while packed
+  short_k.precision = Precision::TF32, short_k.m = 1000, short_k.n = 900, short_k.k = 64;
+  short_k.op_a = Op::T, short_k.pad_a = 1, short_k.seed = 44;
+  expect_same_bits_in_graphs_and_streams(short_k, kWgmma03);
+}
+
 // Entries side by side within rows: stride_d = n, ldd = batch * n (a [m, batch * n] tensor).
 TEST(GemmEx, EntriesSideBySide) {
   GEMMLAB_REQUIRE_GPU();

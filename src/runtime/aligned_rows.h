@@ -26,6 +26,14 @@ inline bool rows_aligned(const void* ptr, int64_t ld, int64_t elem_bytes, int64_
   return reinterpret_cast<uintptr_t>(ptr) % bytes == 0 && (ld * elem_bytes) % bytes == 0;
 }
 
+// The same for every entry of a strided batch (batch > 1): entries `stride` elements apart, so an
+// entry's base moves by stride * elem_bytes from the first one's.
+inline bool batch_rows_aligned(const void* ptr, int64_t ld, int64_t stride, int64_t batch,
+                               int64_t elem_bytes, int64_t bytes) {
+  return rows_aligned(ptr, ld, elem_bytes, bytes) &&
+         (batch <= 1 || (stride * elem_bytes) % bytes == 0);
+}
+
 // The leading dimension (in elements) of the realigned copy: cols rounded up to 16 bytes.
 inline int64_t aligned_ld_16(int64_t cols, int elem_bytes) {
   const int64_t per16 = 16 / elem_bytes;

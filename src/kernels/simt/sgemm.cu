@@ -242,17 +242,11 @@ const Tile* forced_tile(Tile* storage) {
   return storage;
 }
 
-// Whether an operand's rows are 16-byte aligned in every batch entry (its base moves by the
-// stride from entry to entry).
-bool rows_aligned_16(const void* ptr, int64_t ld, int64_t stride, int64_t batch) {
-  return rows_aligned(ptr, ld, sizeof(float), 16) &&
-         (batch <= 1 || (stride * static_cast<int64_t>(sizeof(float))) % 16 == 0);
-}
-
 OperandPlan operand_plan(const GemmProblem& p, bool copies) {
   Tile t;
-  return plan_operands(p, rows_aligned_16(p.A, p.lda, p.stride_a, p.batch),
-                       rows_aligned_16(p.B, p.ldb, p.stride_b, p.batch), current_device_desc(),
+  return plan_operands(p, batch_rows_aligned(p.A, p.lda, p.stride_a, p.batch, sizeof(float), 16),
+                       batch_rows_aligned(p.B, p.ldb, p.stride_b, p.batch, sizeof(float), 16),
+                       current_device_desc(),
                        copies, forced_tile(&t));
 }
 

@@ -10,30 +10,21 @@
 // 16 tile rows: tile_schedule.h) so the A rows and B columns in flight stay in L2; the producer
 // fetches the next tile's stages while the consumers store the last one.
 // Changed from step 2: warp specialization, setmaxnreg, the persistent scheduler, 128x256 tiles
-// (m64n256 per warpgroup, 128 accumulators per thread; 16-bit grids whose 128x256 tiles leave
-// most of the last round of SMs idle take 128x192 ones: wgmma_plan::persistent_bn; where B's
-// rows are 16-byte but not 128-byte aligned, CTA pairs in 2 x 1 clusters each load half of the
-// shared B tile and multicast it, instead of the host packing B: wgmma_plan::pairs_pay). tf32 with an MN-major A loads A into
-// registers (conflict-free row order, one block ahead) instead of transposing it, and tf32 NN
-// runs swapped (C^T = B^T A^T) so B takes that place; edge tiles with <= 8 valid rows or columns
-// load only 8 rows of that operand and use m64n8; the epilogue stages each 64 x 64 piece in
-// shared memory and writes C as coalesced float4 rows. Small deep 16-bit grids (1024 x 1024 x
-// 4096: 32 tiles for 132 SMs) run stream-k: the (tile, k-block) sequence is cut into one equal
-// run per CTA, and the CTAs that share a tile sum their partials in a fixed order (planner:
-// wgmma/plan.h). A strided batch is one launch: the tensor maps are 3-D (entry = third
-// coordinate; a broadcast operand keeps coordinate 0) and the tile sequence runs entry after
-// entry, so persistent CTAs and stream-k runs cross entries like tiles. Under DynamicTiles
-// (gemmlab_dist's pieces, beside NCCL's kernels) a CTA draws each tile after its first from a
-// counter instead of walking tile, tile + grid, ...: CTAs that start late take fewer tiles. A
-// D written without reading C (16-bit, or fp32 with a bias or an activation) goes out through TMA
-// stores: the epilogue is applied in registers and each warp hands its 16-row boxes to TMA
-// (epilogue.cuh: store_fragment_tma); other epilogues go through the staged float4 drain.
+// (m64n256 per warpgroup; 16-bit grids that fill the last round of SMs badly take 128x192:
+// wgmma_plan::persistent_bn). B rows 16-byte but not 128-byte aligned: CTA pairs (2 x 1
+// clusters) each load half of the shared B tile and multicast it instead of the host packing B
+// (wgmma_plan::pairs_pay). tf32 with an MN-major A loads A into registers (conflict-free row
+// order, one block ahead) unless K is short (transposed while packed: transpose_a_pays), and tf32
+// NN runs swapped (C^T = B^T A^T). Edge tiles with <= 8 valid rows or columns load 8 rows of that
+// operand and use m64n8. Small deep 16-bit grids run stream-k: the (tile, k-block) sequence is cut
+// into one equal run per CTA, and the CTAs that share a tile sum their partials in a fixed order.
+// A strided batch is one launch (3-D tensor maps; the tile sequence runs entry after entry). Under
+// DynamicTiles (gemmlab_dist's pieces) a CTA draws its tiles after the first from a counter. A D
+// written without reading C goes out through TMA stores after the epilogue is applied in
+// registers (epilogue.cuh: store_fragment_tma); other epilogues through the staged float4 drain.
 // Seed: beyond the seeds.
-// Measured (H100 SXM, same-run cuBLAS / cuBLASLt, 2026-11-25 02:57 UTC): 4096^3 bf16 97%, fp16 97%,
-// tf32 99%; 4097^3 2.3-3.6x; bf16 D 97-98% (4096^3), 100% (8192^3) of cuBLASLt (h100-epilogue);
-// 128x192 (2026-11-27 15:39 UTC, h100-narrow-tile): bf16 3072^3 74% -> 91-93% of cuBLAS; pairs
-// (16:10-16:43 UTC, h100-pairs, h100-odd): bf16 3000^3 65% -> 85-86%, 4104^3 80% -> 86-87%.
-// History (clusters with B multicast, stream-k tails, 128 x 128 tiles): docs/history.md.
+// Measured (H100 SXM, cuBLAS in the same run, 2026-11-25): 4096^3 bf16 97%, tf32 99%; 4097^3
+// 2.3-3.6x. History (pairs, 128x192, stream-k tails, 128 x 128 tiles): docs/history.md.
 #include <algorithm>
 #include <type_traits>
 
@@ -78,10 +69,8 @@ template <typename T, int kN>
 constexpr bool kHasStreamK = sizeof(T) == 2 && kN == kBN;
 
 // Calls seg(tile, kb_begin, kb_end) for this CTA's work in order: one tile at a time (the first
-// is cta: blockIdx.x, or the pair's index; each next one next(tile): tile + the grid's CTAs or
-// pairs, or the tile counter's next), or its
-// stream-k run cut at tile boundaries. One call site: the consumers' whole body (main loop and
-// epilogue) is inlined into seg, and a second site would double the kernel's code.
+// is cta: blockIdx.x, or the pair's index; then next(tile)), or its stream-k run cut at tile
+// boundaries. One call site: the consumers' body is inlined into seg (a second doubles the code).
 template <bool kSk, typename Next, typename Seg>
 __device__ __forceinline__ void for_each_segment(int cta, int tiles, int num_kb, const StreamK& sk,
                                                  Next&& next, Seg&& seg) {
@@ -101,9 +90,8 @@ __device__ __forceinline__ void for_each_segment(int cta, int tiles, int num_kb,
 }
 
 // Stream-k: a tile shared by several CTAs. Each consumer warpgroup publishes its 64 x 256 partial
-// and the last to arrive sums them all in contributor order (deterministic). False in the others.
-// live: this thread's accumulator rows are inside C; a thread whose rows are all past the end
-// (decode: M = 8 leaves 3 of 4 warps' rows empty) publishes and sums nothing, but still arrives.
+// and the last to arrive sums them in contributor order (deterministic); false in the others.
+// live: this thread's rows are inside C (else it publishes and sums nothing, but arrives).
 [[maybe_unused]] __device__ __forceinline__ bool reduce_shared_tile(float (&d)[kBN / 2], const StreamK& sk,
                                                    const SplitWorkspace& ws, int tile, int cw,
                                                    volatile int* flag, bool live) {
@@ -124,9 +112,7 @@ __device__ __forceinline__ void for_each_segment(int cta, int tiles, int num_kb,
 // kSwapped: the kernel computes C^T (see PreparedOperands) and stores its result transposed.
 // kEpi: see EpiKind; map_d is D's store map under kEpiTma (unused otherwise).
 // kPair: 2 x 1 clusters (16-bit, no stream-k, no DynamicTiles): the pair runs tiles of 2 kBM x kN,
-// each CTA its own 128 rows; each loads half of the shared B tile and multicasts it into both
-// CTAs' stages, so B's rows cost each SM half the TMA requests (B rows that are not 128-byte
-// aligned, which the host packs otherwise: wgmma_plan::pairs_pay).
+// each CTA its own 128 rows, each loading half of the shared B tile into both CTAs' stages.
 template <typename T, bool kAK, bool kBK, bool kSwapped, int kEpi, int kN, bool kPair>
 __global__ void __launch_bounds__(kThreads, 1)
     ws_persistent_kernel(const __grid_constant__ CUtensorMap map_a,
@@ -297,8 +283,7 @@ cudaError_t by_epilogue(const GemmProblem& p, F&& f) {
   return f(std::integral_constant<int, kEpiGeneral>{});
 }
 
-// tf32's MN-major A: through registers, or transposed while packed where K is short
-// (wgmma_plan::transpose_a_pays).
+// tf32's MN-major A: through registers, or transposed while packed where K is short.
 Tf32Mn tf32_layout(const GemmProblem& p) {
   return p.precision == Precision::TF32 && p.op_a == Op::T && wgmma_plan::transpose_a_pays(p.k)
              ? Tf32Mn::None

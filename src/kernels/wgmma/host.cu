@@ -56,10 +56,8 @@ struct Plan {
 struct RowAlignment {
   bool tma, lines;
 };
-RowAlignment row_alignment(const void* ptr, int64_t ld, int64_t eb, bool batched, int64_t stride) {
-  const uintptr_t a = reinterpret_cast<uintptr_t>(ptr);
-  return {a % 16 == 0 && (ld * eb) % 16 == 0 && (!batched || (stride * eb) % 16 == 0),
-          a % 128 == 0 && (ld * eb) % 128 == 0};
+RowAlignment row_alignment(const void* ptr, int64_t ld, int64_t eb, int64_t batch, int64_t stride) {
+  return {batch_rows_aligned(ptr, ld, stride, batch, eb, 16), rows_aligned(ptr, ld, eb, 128)};
 }
 
 Plan plan_operand(const void* ptr, int64_t ld, bool k_major, int64_t mn, int64_t k, Precision prec,
@@ -74,7 +72,7 @@ Plan plan_operand(const void* ptr, int64_t ld, bool k_major, int64_t mn, int64_t
   // Batch entries must be 16 bytes apart. They may overlap (wgmma/split_k's depth slices of one
   // matrix, ks elements apart): the tensor map's batch stride is then smaller than its row
   // stride, which TMA addresses like any other stride (the split-k tests check the results).
-  const RowAlignment ra = row_alignment(ptr, ld, eb, batched, stride);
+  const RowAlignment ra = row_alignment(ptr, ld, eb, batched ? batch : 1, stride);
   const bool aligned = ra.tma, lines = ra.lines;
   if (aligned && (k_major || !force_k_major) && ((k_major && !pad_k_major) || lines || !pad_rows))
     return pl;
@@ -145,7 +143,7 @@ Plan plan_b(const GemmProblem& p, const Layout& l, bool keep_b_rows) {
 
 bool b_rows_off_lines(const GemmProblem& p) {
   const RowAlignment ra = row_alignment(p.B, p.ldb, input_bytes(p.precision),
-                                        p.batch > 1 && p.stride_b > 0, p.stride_b);
+                                        p.stride_b > 0 ? p.batch : 1, p.stride_b);
   return ra.tma && !ra.lines;
 }
 

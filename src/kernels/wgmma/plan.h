@@ -61,10 +61,8 @@ bool pairs_pay(Precision p, bool b_off_lines, int64_t tiles, const DeviceDesc& d
 
 // tf32 with op(A) = A^T (TN, TT): wgmma/03 loads such an A into registers, whose per-k-block
 // loads a short K does not amortize. Up to K = 128 A is transposed while packed instead (m x k:
-// a copy small next to C) and the kernel reads both operands K-major (H100, 2026-11-27, % of
-// cuBLAS, TN / TT: 4095 x 4095 x 64 35 -> 85 / 41 -> 107, 8192 x 8192 x 64 84 -> 96 / 86 -> 99,
-// 8192 x 8192 x 8 77 -> 90 / 84 -> 95, 4096 x 4096 x 128 84 -> 87 / 88 -> 89; at K = 200-256 the
-// copy lost: 2048 x 2048 x 200 80 -> 72 / 98 -> 84; docs/results/h100-tf32-transposed-a.txt).
+// a copy small next to C) and the kernel reads both operands K-major (H100: 4095 x 4095 x 64 TN
+// 35% -> 85% of cuBLAS; at K = 200 the copy lost; docs/history.md, operand packing).
 bool transpose_a_pays(int64_t k);
 
 struct PersistentPlan {
@@ -319,10 +317,8 @@ bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc
 
 // tf32 with op(A) = A^T: the strips kernel reads the tokens K-major only, so A (m x k) is
 // transposed while packed. `auto` takes that where the copy stays small next to the product:
-// k <= 32 n (H100, 2026-11-27, tf32 TN / TT, wgmma/small against wgmma/03's register-A path, %
-// of cuBLAS: 1000^3 66 -> 96 / 66 -> 81, 50 x 2000 x 2000 38 -> 102 / 51 -> 102, 512^3 43 -> 70 /
-// 55 -> 71, 333 x 777 x 555 53 -> 85 / 50 -> 91; left to wgmma/03: 4096 x 64 x 4096 39 -> 34 /
-// 42 -> 35, a 64 MB A for a 64-column C; docs/results/h100-tf32-transposed-tokens.txt).
+// k <= 32 n (H100: tf32 1000^3 TN 66% -> 96% of cuBLAS; 4096 x 64 x 4096, a 64 MB A for a
+// 64-column C, stays on wgmma/03; docs/history.md, operand packing).
 bool transposed_tokens_pay(int64_t n, int64_t k);
 
 }  // namespace wgmma_small_plan
