@@ -16,6 +16,28 @@
 namespace gemmlab {
 namespace {
 
+// 16-byte chunk c of a row: kE source elements read in loads of L, written with one 16-byte
+// store; columns past `cols` written as zero.
+template <typename U, typename L>
+__device__ __forceinline__ void copy_chunk(const U* __restrict__ s, uint4* __restrict__ d,
+                                           int64_t c, int64_t cols) {
+  constexpr int kE = 16 / sizeof(U), kL = 16 / sizeof(L);
+  const int64_t c0 = c * kE;
+  union {
+    uint4 v;
+    L l[kL];
+    U e[kE];
+  } chunk;
+  if (c0 + kE <= cols) {
+#pragma unroll
+    for (int j = 0; j < kL; ++j) chunk.l[j] = reinterpret_cast<const L*>(s + c0)[j];
+  } else {
+#pragma unroll
+    for (int j = 0; j < kE; ++j) chunk.e[j] = c0 + j < cols ? s[c0 + j] : U(0);
+  }
+  d[c] = chunk.v;
+}
+
 // One warp per row, a lane per 16-byte chunk of the destination: it reads kE source elements in
 // loads of L (as wide as the source's rows allow: elements, or 4, 8, 16 bytes where the base,
 // pitch and batch stride are so aligned) and writes them with one 16-byte store. Columns past
@@ -26,7 +48,7 @@ template <typename U, typename L>
 __global__ void realign_kernel(const U* __restrict__ src, int64_t ld, U* __restrict__ dst,
                                int64_t dst_ld, int64_t rows, int64_t cols, int64_t entries,
                                int64_t src_stride, int64_t dst_stride) {
-  constexpr int kE = 16 / sizeof(U), kL = 16 / sizeof(L);
+  constexpr int kE = 16 / sizeof(U);
   const int64_t chunks_per_row = dst_ld / kE;
   const int warps = blockDim.x / 32, lane = threadIdx.x % 32;
   for (int64_t e = blockIdx.y; e < entries; e += gridDim.y) {
@@ -35,22 +57,7 @@ __global__ void realign_kernel(const U* __restrict__ src, int64_t ld, U* __restr
       const U* s = src + e * src_stride + r * ld;
       uint4* d = reinterpret_cast<uint4*>(dst + e * dst_stride + r * dst_ld);
 #pragma unroll 4
-      for (int64_t c = lane; c < chunks_per_row; c += 32) {
-        const int64_t c0 = c * kE;
-        union {
-          uint4 v;
-          L l[kL];
-          U e[kE];
-        } chunk;
-        if (c0 + kE <= cols) {
-#pragma unroll
-          for (int j = 0; j < kL; ++j) chunk.l[j] = reinterpret_cast<const L*>(s + c0)[j];
-        } else {
-#pragma unroll
-          for (int j = 0; j < kE; ++j) chunk.e[j] = c0 + j < cols ? s[c0 + j] : U(0);
-        }
-        d[c] = chunk.v;
-      }
+      for (int64_t c = lane; c < chunks_per_row; c += 32) copy_chunk<U, L>(s, d, c, cols);
     }
   }
 }
@@ -67,9 +74,9 @@ struct Split {
 // kFullWarp: rows of 32 chunks or more, a whole warp per segment, stepping by a constant 32.
 template <typename U, typename L, bool kFullWarp>
 __global__ void realign_split_kernel(const U* __restrict__ src, int64_t ld, U* __restrict__ dst,
-                               int64_t dst_ld, int64_t rows, int64_t cols, int64_t entries,
-                               int64_t src_stride, int64_t dst_stride, Split sp) {
-  constexpr int kE = 16 / sizeof(U), kL = 16 / sizeof(L);
+                                     int64_t dst_ld, int64_t rows, int64_t cols, int64_t entries,
+                                     int64_t src_stride, int64_t dst_stride, Split sp) {
+  constexpr int kE = 16 / sizeof(U);
   const int64_t chunks_per_row = dst_ld / kE;
   const int warps = blockDim.x / 32, lane = threadIdx.x % 32;
   const int lg = kFullWarp ? 5 : sp.tpr_log2;
@@ -84,24 +91,11 @@ __global__ void realign_split_kernel(const U* __restrict__ src, int64_t ld, U* _
       if (!kFullWarp && r >= rows) continue;
       const U* s = src + e * src_stride + r * ld;
       uint4* d = reinterpret_cast<uint4*>(dst + e * dst_stride + r * dst_ld);
-      const int64_t c_end = sp.segs == 1 ? chunks_per_row : min(chunks_per_row, (seg + 1) * sp.seg);
+      const int64_t c_end =
+          sp.segs == 1 ? chunks_per_row : min(chunks_per_row, (seg + 1) * sp.seg);
 #pragma unroll 4
-      for (int64_t c = seg * sp.seg + col_lane; c < c_end; c += tpr) {
-        const int64_t c0 = c * kE;
-        union {
-          uint4 v;
-          L l[kL];
-          U e[kE];
-        } chunk;
-        if (c0 + kE <= cols) {
-#pragma unroll
-          for (int j = 0; j < kL; ++j) chunk.l[j] = reinterpret_cast<const L*>(s + c0)[j];
-        } else {
-#pragma unroll
-          for (int j = 0; j < kE; ++j) chunk.e[j] = c0 + j < cols ? s[c0 + j] : U(0);
-        }
-        d[c] = chunk.v;
-      }
+      for (int64_t c = seg * sp.seg + col_lane; c < c_end; c += tpr)
+        copy_chunk<U, L>(s, d, c, cols);
     }
   }
 }
