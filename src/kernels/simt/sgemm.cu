@@ -246,8 +246,7 @@ OperandPlan operand_plan(const GemmProblem& p, bool copies) {
   Tile t;
   return plan_operands(p, batch_rows_aligned(p.A, p.lda, p.stride_a, p.batch, sizeof(float), 16),
                        batch_rows_aligned(p.B, p.ldb, p.stride_b, p.batch, sizeof(float), 16),
-                       current_device_desc(),
-                       copies, forced_tile(&t));
+                       current_device_desc(), copies, forced_tile(&t));
 }
 
 // The copies the plan asks for, enqueued on p.stream; *q becomes the problem the tile kernel runs.
