@@ -72,7 +72,7 @@ TEST(AlignedRows, CopyMatrixBatches) {
     }
 }
 
-// The straight copy's split of the work (aligned_rows.cu, straight_grid): few long rows cut into
+// The straight copy's split of the work (runtime/copy_plan.h): few long rows cut into
 // segments of a row per warp (129 x 8191, the B of a 127 x 8191 x 129 GEMM), short rows sharing
 // a warp (a row of 100 bf16 is 13 chunks: two rows per warp), rows of one chunk, and destination
 // rows wider than the aligned width (packing pads them to 128 bytes: the extra chunks zeroed).

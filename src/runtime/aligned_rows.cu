@@ -3,6 +3,7 @@
 // the TMA kernels' packed operands (sm90_host.cu) all come through copy_matrix.
 #include "runtime/aligned_rows.h"
 
+#include "runtime/copy_plan.h"
 #include "runtime/workspace.h"
 
 #include <algorithm>
@@ -62,20 +63,14 @@ __global__ void realign_kernel(const U* __restrict__ src, int64_t ld, U* __restr
   }
 }
 
-// The same copy where a warp per row would leave the GPU idle (straight_grid): a warp takes
+// The same copy where a warp per row would leave the GPU idle (plan_straight_copy): a warp takes
 // 32 / tpr rows of tpr lanes each (tpr a power of two covering a short row's chunks) and, along
 // a long row, one segment of `seg` chunks.
-struct Split {
-  int tpr_log2;         // lanes per row: 1 << tpr_log2 (<= 32)
-  int64_t row_groups;   // groups of 32 / tpr rows
-  int64_t segs, seg;    // segments per row and chunks per segment
-};
-
 // kFullWarp: rows of 32 chunks or more, a whole warp per segment, stepping by a constant 32.
 template <typename U, typename L, bool kFullWarp>
 __global__ void realign_split_kernel(const U* __restrict__ src, int64_t ld, U* __restrict__ dst,
                                      int64_t dst_ld, int64_t rows, int64_t cols, int64_t entries,
-                                     int64_t src_stride, int64_t dst_stride, Split sp) {
+                                     int64_t src_stride, int64_t dst_stride, CopySplit sp) {
   constexpr int kE = 16 / sizeof(U);
   const int64_t chunks_per_row = dst_ld / kE;
   const int warps = blockDim.x / 32, lane = threadIdx.x % 32;
@@ -125,29 +120,6 @@ __global__ void transpose_kernel(const U* __restrict__ src, int64_t ld, U* __res
   }
 }
 
-// The straight copy's split and grid: where the rows are too few to give the GPU 1024 warps (8
-// per SM), long rows are cut into segments of 32 chunks or more (129 rows x 8191 bf16, a warp per
-// row: 17 CTAs copied 2 MB in 19.2 us, in segments 5.5 us by ncu) and short rows share a warp
-// (lanes per row: the power of two that covers a row's chunks). 1024 and more rows keep a warp
-// per row (realign_kernel): split in two, 2047^2 bf16 lost 4% (docs/history.md).
-dim3 straight_grid(int64_t rows, int64_t chunks_per_row, int warps, unsigned ys, Split* sp) {
-  int lg = 0;
-  while (lg < 5 && (int64_t{1} << lg) < chunks_per_row) ++lg;
-  sp->tpr_log2 = lg;
-  sp->row_groups = (rows + (32 >> lg) - 1) >> (5 - lg);
-  const int64_t kWantWarps = 1024;
-  const int64_t want = (kWantWarps + sp->row_groups * ys - 1) / (sp->row_groups * ys);
-  const int64_t most = lg == 5 ? (chunks_per_row + 31) / 32 : 1;
-  const int64_t segs = std::max<int64_t>(1, std::min(want, most));
-  sp->seg = (chunks_per_row + segs - 1) / segs;
-  sp->seg = (sp->seg + 31) / 32 * 32;
-  sp->segs = (chunks_per_row + sp->seg - 1) / sp->seg;
-  const int64_t items = sp->row_groups * sp->segs;
-  const int64_t bx = std::max<int64_t>(
-      1, std::min<int64_t>((items + warps - 1) / warps, (int64_t{1} << 20) / ys));
-  return dim3(static_cast<unsigned>(bx), ys);
-}
-
 template <typename U>
 cudaError_t launch_copy(const void* src, int64_t ld, void* dst, int64_t dst_ld, int64_t rows,
                         int64_t cols, bool transpose, cudaStream_t stream, int64_t entries,
@@ -169,16 +141,16 @@ cudaError_t launch_copy(const void* src, int64_t ld, void* dst, int64_t dst_ld, 
     const uint64_t bits = reinterpret_cast<uintptr_t>(src) | static_cast<uint64_t>(ld * sizeof(U)) |
                           (entries > 1 ? static_cast<uint64_t>(src_stride * sizeof(U)) : 0) | 16;
     const int width = static_cast<int>(bits & (~bits + 1));  // lowest set bit
-    Split sp{};
     const int warps = 8;
-    const dim3 grid = straight_grid(rows, dst_ld / (16 / static_cast<int64_t>(sizeof(U))), warps,
-                                    ys, &sp);
+    const CopySplit sp =
+        plan_straight_copy(rows, dst_ld / (16 / static_cast<int64_t>(sizeof(U))), warps, ys);
+    const dim3 grid(static_cast<unsigned>(sp.blocks), ys);
     auto go = [&](auto kern) {
       return launch_kernel(kern, grid, 32 * warps, 0, stream, static_cast<const U*>(src), ld,
                            static_cast<U*>(dst), dst_ld, rows, cols, entries, src_stride,
                            dst_stride, sp);
     };
-    if (sp.tpr_log2 == 5 && sp.segs == 1) {  // a warp per row fills the GPU
+    if (sp.warp_per_row()) {
       auto go_rows = [&](auto kern) {
         return launch_kernel(kern, grid, 32 * warps, 0, stream, static_cast<const U*>(src), ld,
                              static_cast<U*>(dst), dst_ld, rows, cols, entries, src_stride,
