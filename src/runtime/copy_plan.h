@@ -17,10 +17,10 @@ struct CopySplit {
 
 // rows of chunks_per_row chunks in each of `grid_entries` batch entries (the grid's y), blocks of
 // `warps` warps. Where the rows are too few to give the GPU 1024 warps (8 per SM), long rows are
-// cut into segments of 32 chunks or more (129 rows x 8191 bf16, a warp per row: 17 CTAs copied
-// 2 MB in 19.2 us, in segments 5.5 us by ncu); rows of fewer than 32 chunks share a warp (lanes
-// per row: the power of two that covers a row's chunks). 1024 rows and more keep a warp per row:
-// split in two, 2047^2 bf16 lost 4% (docs/history.md, operand packing).
+// cut into segments of 32 chunks or more (a warp per row left 129 rows of 8191 bf16 on 17 CTAs);
+// rows of fewer than 32 chunks share a warp (lanes per row: the power of two that covers a row's
+// chunks). 1024 rows and more keep a warp per row, which measured faster there (docs/history.md,
+// operand packing).
 CopySplit plan_straight_copy(int64_t rows, int64_t chunks_per_row, int warps, int64_t grid_entries);
 
 }  // namespace gemmlab

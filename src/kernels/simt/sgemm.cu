@@ -24,9 +24,8 @@
 //   (sgemm_plan.h), which config() and launch() share, or forced by gemm-tune's table (the tile
 //   and depth splits: variants()). The device side is sgemm_kernel.cuh;
 // - a strided batch as one launch (grid.y: the entries), each entry planned on its share of the
-//   SMs (plan_batch_tiles), its own copy of the split scratch, operands read in place; the API
-//   had launched it entry by entry (fp32 64 x 512^3 NN 26% -> 94% of cuBLAS, 128 x 64^3 1% -> 79%,
-//   32 x 128 x 128 x 4096 NT 36% -> 104%; H100, 2026-11-27, docs/results/h100-sgemm-batches.txt).
+//   SMs (plan_batch_tiles), its own copy of the split scratch, operands read in place (history:
+//   docs/history.md, operand packing and batches).
 // Seed: beyond the seeds (production).
 // Measured (H100 SXM, docs/results/h100-ladder.md and h100-large.md, cuBLAS SGEMM in the same
 // run): 1025^3 30.9 TFLOP/s (101%), 4096^3 50.2 (97%), 4097^3 48.1 (108%), 8192^3 50.2 (97%);

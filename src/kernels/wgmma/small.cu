@@ -22,10 +22,9 @@
 // the splits of a tile sum their partials in a fixed order inside the kernel (no second launch,
 // deterministic); a strided batch is one launch (an entry per grid row, 3-D tensor maps). tf32
 // takes the tokens as C's rows (op(A) = A, or A^T transposed while packed) and an MN-major weight
-// through registers, in tiles of
-// at most 192 tokens (plan.h: max_tokens). The
-// tile and the splits come from a cost model (wgmma/plan.h:
-// wgmma_small_plan); every (tile, splits) pair is a plan variant that gemm-tune measures.
+// through registers, in tiles of at most 192 tokens (plan.h: max_tokens). The tile and the splits
+// come from a cost model (wgmma/plan.h: wgmma_small_plan); every (tile, splits) pair is a plan
+// variant that gemm-tune measures.
 // Seed: beyond the seeds (issue: small squares and deep K).
 // Measured (H100, cuBLAS in the same run, 2026-11-25 04:39 UTC, docs/results/h100-suite-small):
 // small suite bf16 0.99x (1536^3 94%), tf32 1.13x; 128 x 320 (2026-11-26 23:33 UTC): bf16
