@@ -1,5 +1,6 @@
-// tf32 on the strips kernel (wgmma/decode and wgmma/small): the tokens are C's rows (op(A) = A,
-// K-major: tf32 wgmma reads its B only so) and the weight W = op(B)^T is K-major (NT) or MN-major
+// tf32 on the strips kernel (wgmma/decode and wgmma/small): the tokens are K-major (tf32 wgmma
+// reads its B only so): C's rows (op(A) = A, or A^T transposed while packed), or on wgmma/small
+// C's columns where op(A) = A^T and n < m (SmallTokensAsColumns). With the tokens as rows the weight W = op(B)^T is K-major (NT) or MN-major
 // (NN: W goes through registers, whose row order, register_a_row, is not wgmma's fragment order,
 // so every store, bias and split partial must follow it). Checked against fp64 element by
 // element: every token width, edge strips, depths that are neither a multiple of the 32-deep
@@ -95,6 +96,42 @@ TEST(StripsTf32, SmallTransposedTokens) {
       for (int pad : {0, 3}) check_kernel({Precision::TF32, shape, Op::T, b, pad, pad == 0}, kSmall);
   check_variants_of_cases({{Precision::TF32, Shape{300, 500, 1000}, Op::T, Op::N, 3, false}},
                           kSmall, 4, "plans");
+}
+
+// wgmma/small, tf32 with op(A) = A^T and fewer columns than rows: the tokens are C's columns
+// (op(B)^T, transposed while packed where op(B) = B; read in place where op(B) = B^T), the weight
+// op(A) = A^T is MN-major and goes through registers, and the store is C's (weight row, token):
+// one column, token widths from 8 to 192, edge strips, k = 1 and K off the stage, misaligned
+// rows, every plan variant; then the epilogue and a batch whose tokens (B) are broadcast.
+TEST(StripsTf32, SmallTokensAsColumns) {
+  GEMMLAB_REQUIRE_SM90();
+  for (Shape shape : {Shape{2048, 32, 2048}, Shape{1000, 999, 1000}, Shape{4097, 100, 300},
+                      Shape{333, 7, 1001}, Shape{200, 1, 64}, Shape{300, 10, 1},
+                      Shape{700, 190, 129}})
+    for (Op b : {Op::N, Op::T})
+      for (int pad : {0, 3}) check_kernel({Precision::TF32, shape, Op::T, b, pad, pad == 0}, kSmall);
+  check_variants_of_cases({{Precision::TF32, Shape{700, 130, 1000}, Op::T, Op::N, 3, false},
+                           {Precision::TF32, Shape{1000, 64, 3000}, Op::T, Op::T, 0, true}},
+                          kSmall, 4, "plans");
+  const Activation acts[] = {Activation::GeluTanh, Activation::ReLU, Activation::SiLU};
+  const DType dts[] = {DType::BF16, DType::F16, DType::F32};
+  int i = 0;
+  for (Shape sh : {Shape{500, 24, 1000}, Shape{300, 128, 700}, Shape{1029, 200, 333}})
+    for (Op b : {Op::N, Op::T}) {
+      ExSpec s;
+      s.precision = Precision::TF32, s.m = sh.m, s.n = sh.n, s.k = sh.k;
+      s.op_a = Op::T, s.op_b = b;
+      s.bias = true, s.act = acts[i % 3], s.d_type = dts[i % 3], s.alpha = i % 2 ? 0.5f : 1.f;
+      if (i % 2 == 1) s.beta = 0.75f, s.c_type = DType::BF16;
+      s.pad_a = s.pad_b = i % 2 ? 3 : 0;
+      s.seed = 500 + i++;
+      expect_correct(s, kSmall);
+    }
+  ExSpec s;  // three entries against one B (stride 0: the broadcast tokens), gaps between entries
+  s.precision = Precision::TF32, s.m = 300, s.n = 40, s.k = 500, s.batch = 3, s.stride_b = 0;
+  s.op_a = Op::T, s.stride_extra = 5, s.bias = true, s.act = Activation::GeluTanh;
+  s.d_type = DType::BF16, s.seed = 600;
+  expect_correct(s, kSmall);
 }
 
 // wgmma/split_k's tf32 slices with op(A) = A run on the strips kernel: every slice count it

@@ -363,10 +363,15 @@ cudaError_t launch(const GemmProblem& problem) {
 // simt/sgemm's 32 x 256 tiles ran faster on every decode shape, and 1.6x faster on a weight the
 // table has no class for (16 x 8192 x 28672 NT: docs/history.md, gemv/small_m).
 constexpr int kAutoMaxRowsFp32 = 8;
+// tf32 swapped only up to 2 columns: from 4 on, wgmma/small measured faster in every layout
+// (H100, % of cuBLAS, gemv/small_m against wgmma/small: 8192 x 16 x 768 NN 0.43 / 0.97, TT 0.40
+// / 1.03; 8192 x 8 x 4096 TN 0.90 / 1.03; 16384 x 4 x 4096 NT 0.98 / 1.14; docs/history.md).
+constexpr int kAutoMaxSwappedTf32 = 2;
 int auto_priority(const GemmProblem& p) {
   if (p.precision == Precision::FP32)
     return p.m <= kAutoMaxRowsFp32 || (runs_swapped(p) && p.n <= 8) ? 300 : 0;
-  if (p.precision == Precision::TF32) return p.m <= gemv_plan::kMaxM || runs_swapped(p) ? 250 : 0;
+  if (p.precision == Precision::TF32)
+    return p.m <= gemv_plan::kMaxM || (runs_swapped(p) && p.n <= kAutoMaxSwappedTf32) ? 250 : 0;
   return p.m <= 2 && p.op_b == Op::T ? 150 : 0;
 }
 

@@ -13,10 +13,15 @@ namespace sgemm {
 // A copy (realigning or transposing) reads and writes the operand (~8 bytes per element at
 // ~2.5 TB/s) plus a launch; it pays when that is under ~5% of the GEMM's own time at ~40 TFLOP/s
 // (4097^3: yes; 1025^3: no, there the copy costs more than the 4-byte loads it saves).
-bool worth_copying(const GemmProblem& p, int64_t rows, int64_t cols) {
+bool worth_copying(const GemmProblem& p, int64_t rows, int64_t cols, double share) {
   const double copy_s = 8.0 * static_cast<double>(rows) * cols / 2.5e12 + 2e-6;
   const double gemm_s = 2.0 * static_cast<double>(p.m) * p.n * p.k / 40e12;
-  return copy_s < 0.05 * gemm_s && rows * aligned_ld_16(cols, sizeof(float)) <= INT_MAX;
+  return copy_s < share * gemm_s && rows * aligned_ld_16(cols, sizeof(float)) <= INT_MAX;
+}
+
+bool wide_pads_columns(int64_t n) {
+  const int64_t pad_wide = (n + 255) / 256 * 256 - n, pad_narrow = (n + 127) / 128 * 128 - n;
+  return pad_wide - pad_narrow > n / 10;
 }
 
 // With op(B) = B^T, B's tiles take the transposing 4-byte loader; stored k x n (a transposed
@@ -28,15 +33,21 @@ OperandPlan plan_operands(const GemmProblem& p, bool a_aligned, bool b_aligned,
                           const DeviceDesc& dev, bool copies, const Tile* forced) {
   const bool at = p.op_a == Op::T, bt = p.op_b == Op::T;
   OperandPlan pl{};
-  pl.transpose_b = copies && bt && worth_copying(p, p.k, p.n);               // the copy: k x n
+  // A thin output (n <= 64 < m) takes the thin tiles only with op(B) = B as the kernel runs it,
+  // and they run it several times faster than a 128-column tile does (fp32 8192 x 16 x 768 NT:
+  // 4.7 TFLOP/s unthin, 8.1 as NN; docs/history.md, simt/sgemm): B's transposed copy (k x n, a few
+  // microseconds) pays there up to half the GEMM.
+  const bool thin_shape = p.m > 64 && p.n <= 64;
+  pl.transpose_b = copies && bt && worth_copying(p, p.k, p.n, thin_shape ? 0.5 : 0.05);  // k x n
   pl.realign_a = copies && at && !a_aligned && worth_copying(p, p.k, p.m);   // A^T: k x m
   pl.realign_b = copies && !bt && !b_aligned && worth_copying(p, p.k, p.n);  // B: k x n
   pl.av = at && (a_aligned || pl.realign_a);
   pl.bv = pl.transpose_b || (!bt && (b_aligned || pl.realign_b));
   const bool bt_run = bt && !pl.transpose_b;  // op(B) as the tile kernel sees it
   const bool long_unsplit = p.k >= 64 * kBK && (p.m / 128) * (p.n / 256) >= dev.sms;
-  const bool wide = (!at && !bt_run && pl.bv) ||
-                    (long_unsplit && ((!at && bt_run) || (at && !bt_run && pl.av && pl.bv)));
+  const bool wide = ((!at && !bt_run && pl.bv) ||
+                     (long_unsplit && ((!at && bt_run) || (at && !bt_run && pl.av && pl.bv)))) &&
+                    !wide_pads_columns(p.n);
   pl.tile = wide ? Tile::k128x256 : Tile::k128x128;
   // Decode: few rows, so the 32- and 64-row tiles. A thin output: few columns, the 32- and
   // 64-column ones.
@@ -93,7 +104,11 @@ int choose_splits(int m, int n, int k, const TileShape& t, const DeviceDesc& dev
   int best = 1;
   const double base = makespan(1);
   double best_cost = base;
-  for (int s = 2; s <= kMaxSplits && ceil_div(kt, s) >= 4; ++s) {
+  // A C smaller than one tile (no full tile) may split up to kMaxForcedSplits: its blocks are
+  // light, and 64 of them left most SMs idle (fp32 64 x 64 x 65536 on the 64 x 256 tile: 64
+  // splits 66 us, 128 splits 38 us; cuBLAS 33; docs/history.md, simt/sgemm).
+  const int cap = heavy == 0 ? kMaxForcedSplits : kMaxSplits;
+  for (int s = 2; s <= cap && ceil_div(kt, s) >= 4; ++s) {
     // Past 16 splits (deep k on a handful of tiles) the partial sums are charged: ~half a
     // k-tile's time per partial one block reads (a 64 KB partial of a 128 x 128 tile against
     // one k-tile's 0.5 MFLOP on one SM), 8 for its group and one per group sum (split_k.cuh:

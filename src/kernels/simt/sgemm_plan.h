@@ -68,6 +68,11 @@ struct OperandPlan {
 // where its kernel instance exists (the 128 x 256 tile: NN with 16-byte B rows only); null: none.
 OperandPlan plan_operands(const GemmProblem& p, bool a_aligned, bool b_aligned,
                           const DeviceDesc& dev, bool copies = true, const Tile* forced = nullptr);
+// Whether the 128 x 256 tile would pad C's columns by more than a tenth of n beyond what the
+// 128 x 128 tile pads (n = 128: 128 more, 300: 128 more): then the 128 x 128 tile runs, as the
+// wide one's extra columns are computed and thrown away (H100, fp32 NN: 4096 x 128 x 4096 23.2
+// TFLOP/s wide, 39.8 narrow; 2500 x 300 x 2500 20.7 / 28.0; docs/history.md, simt/sgemm).
+bool wide_pads_columns(int64_t n);
 constexpr bool decode_tile(Tile t) { return t == Tile::k64x256 || t == Tile::k32x256; }
 constexpr bool thin_tile(Tile t) { return t == Tile::k256x64 || t == Tile::k256x32; }
 // The tile whose A (op N, 16-byte rows) goes to a row-major shared tile by 16-byte copies
@@ -77,11 +82,13 @@ constexpr bool a_rows_tile(Tile t) { return t == Tile::k256x32; }
 // The thin tiles' instances: op(B) = B as the tile kernel runs it (B^T transposed by its copy,
 // cheap: B is the small operand), and A^T only with 16-byte rows.
 constexpr bool thin_layout(bool at, bool bt_run, bool av) { return !bt_run && (!at || av); }
-// A copy of a rows x cols fp32 operand pays when it is cheap next to the GEMM.
-bool worth_copying(const GemmProblem& p, int64_t rows, int64_t cols);
+// A copy of a rows x cols fp32 operand pays when it is cheap next to the GEMM: under `share` of
+// its time (0.05 by default).
+bool worth_copying(const GemmProblem& p, int64_t rows, int64_t cols, double share = 0.05);
 
 // Depth splits for a problem whose tiles alone cannot fill the GPU (1 = no split): up to 16 by
-// the makespan model, and up to kMaxSplits for deep k on a few tiles, where the last block's
+// the makespan model, and up to kMaxSplits for deep k on a few tiles (kMaxForcedSplits where C
+// is smaller than one tile), where the last block's
 // sum of the partials (kSumPerPartial k-tiles each, two levels from 17 splits: split_k.cuh) is
 // charged too.
 constexpr int kMaxSplits = 64;

@@ -106,7 +106,7 @@ cudaError_t run_pack(const Plan& pl, Precision prec, cudaStream_t s) {
 // memory, but its A may come from registers (Tf32Mn::RegisterA): then an MN-major A is fine, and a
 // problem whose B is MN-major and A K-major (NN) is computed swapped, C^T = op(B)^T op(A)^T, so
 // that B takes A's place. Only TN (both MN-major) still transposes B. Under Tf32Mn::OpB the
-// kernel's wgmma A is op(B)^T: it stays as stored, op(A) is made K-major.
+// kernel's wgmma A is op(B)^T: it stays as stored, op(A) is made K-major; under OpA the other way.
 struct Layout {
   bool swap = false;
   bool force_a = false, force_b = false;  // must end up K-major
@@ -120,6 +120,8 @@ Layout layout_of(const GemmProblem& p, Tf32Mn tf32) {
     l.force_a = l.force_b = true;
   } else if (tf32 == Tf32Mn::OpB) {
     l.force_a = true;
+  } else if (tf32 == Tf32Mn::OpA) {
+    l.force_b = true;
   } else if (!b_k) {
     if (a_k) l.swap = true;
     else l.force_b = true;

@@ -57,6 +57,8 @@ enum class Tf32Mn {
               // B (wgmma/03)
   OpB,        // op(B)^T may stay MN-major, op(A) is made K-major: the strips kernel, whose
               // weight W = op(B)^T is its wgmma A, from registers when MN-major
+  OpA,        // op(A) may stay MN-major, op(B)^T is made K-major: the strips kernel with the
+              // tokens as C's columns (its weight W = op(A))
 };
 // keep_b_rows: never pack B only to align its rows to 128 bytes (wgmma/03's CTA pairs read them
 // in place).

@@ -281,13 +281,24 @@ constexpr bool tile_offered(int i, bool xk, int max_tok, int max_groups) {
          kTileGroups[i] <= max_groups;
 }
 
-// Whether the tokens are C's rows (op(A) = A), and so whether they are K-major.
+// Whether the tokens are C's rows or its columns, and whether they are K-major.
+// 16-bit: the rows where op(A) = A (K-major), else the columns (skinny; K-major where op(B) = B^T,
+// else read in 64-wide MN-major chunks).
+// tf32 (a_k_major, b_k_major as stored): tf32 wgmma reads its B (the tokens) only K-major, so an
+// MN-major token operand is transposed while packed, and the weight, wgmma's A, may stay MN-major
+// (it goes through registers). Where op(A) = A^T and C has fewer columns than rows, the tokens
+// are the columns: what is copied is op(B) (n x k, nothing where op(B) = B^T), not A (m x k), and
+// the small side is wgmma's N, whose tiles step by 8 where the weight's step by 64 (H100: tf32
+// 2048 x 32 x 2048 TN 28% of cuBLAS with A transposed; docs/history.md, wgmma/small). Else the
+// rows, A transposed where op(A) = A^T. xk is then always true.
 struct Roles {
-  bool skinny;  // tokens = C's columns (op(A) = A^T)
-  bool xk;      // tokens K-major: op(A) = A, or op(B) = B^T when skinny
+  bool skinny;  // tokens = C's columns
+  bool xk;      // tokens K-major (after packing)
   int64_t tokens, weights;
 };
-Roles roles_of(int64_t m, int64_t n, bool a_k_major, bool b_k_major);
+Roles roles_of(int64_t m, int64_t n, bool a_k_major, bool b_k_major, bool tf32 = false);
+// Whether the tokens must be transposed while packed (tf32, an MN-major token operand as stored).
+bool tokens_transposed(const Roles& r, bool a_k_major, bool b_k_major, bool tf32);
 
 // The model's time of a plan, in SM clocks (only its order matters).
 double cost(const dp::Plan& p, const DeviceDesc& dev);
@@ -315,11 +326,19 @@ int max_groups(Precision p, bool skinny, bool plain_fp32_d);
 bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc& dev,
                 bool tf32 = false, bool rows_k_major = false);
 
-// tf32 with op(A) = A^T: the strips kernel reads the tokens K-major only, so A (m x k) is
-// transposed while packed. `auto` takes that where the copy stays small next to the product:
-// k <= 32 n (H100: tf32 1000^3 TN 66% -> 96% of cuBLAS; 4096 x 64 x 4096, a 64 MB A for a
-// 64-column C, stays on wgmma/03; docs/history.md, operand packing).
-bool transposed_tokens_pay(int64_t n, int64_t k);
+// A skinny 16-bit problem (n <= 64 < m: wgmma/decode's skinny mode) that wgmma/small takes
+// instead: from 16 columns on, where its auto_takes holds. Its tiles over C's rows as tokens (or
+// as columns where op(A) = A^T) measured faster than decode's split strips at every such shape
+// (H100, bf16, % of cuBLAS, decode / small: 2048 x 32 x 2048 NN 0.63 / 0.71, 2000 x 64 x 2000 NN
+// 0.65 / 0.83, 4096 x 32 x 4096 0.76 / 0.82, 8192 x 32 x 8192 TN 0.90 / 0.96), but not at 8
+// columns (2048 x 8 x 2048 NN 0.59 / 0.36; docs/history.md, wgmma/small).
+bool takes_skinny(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc& dev);
+
+// tf32 whose tokens are transposed while packed (tokens_transposed: tokens x k copied): `auto`
+// takes that where the copy stays small next to the product: k <= 32 weights (H100: tf32 1000^3
+// TN 66% -> 96% of cuBLAS; 4096 x 64 x 4096 TN, a 64 MB A for a 64-column C, lost to wgmma/03
+// before its tokens became C's columns; docs/history.md, operand packing).
+bool transposed_tokens_pay(int64_t weights, int64_t k);
 
 }  // namespace wgmma_small_plan
 

@@ -42,14 +42,11 @@ namespace {
 namespace dp = wgmma_decode_plan;
 namespace sp = wgmma_small_plan;
 
-// tf32 reads the tokens K-major only: an op(A) = A^T is transposed while it is packed
-// (with_prepared_operands, Tf32Mn::OpB), so the plans see op(A) as the kernel then reads it.
-bool tokens_k_major(const GemmProblem& p) {
-  return p.op_a == Op::N || p.precision == Precision::TF32;
-}
-
+// tf32 reads the tokens K-major only: an MN-major token operand is transposed while it is packed
+// (launch_strips), so the plans see the tokens as the kernel then reads them.
 sp::Roles roles_of(const GemmProblem& p) {
-  return sp::roles_of(p.m, p.n, tokens_k_major(p), p.op_b == Op::T);
+  return sp::roles_of(p.m, p.n, p.op_a == Op::N, p.op_b == Op::T,
+                      p.precision == Precision::TF32);
 }
 
 // The most tokens per tile: the weight is op(B)^T (op(A) when skinny, 16-bit only).
@@ -111,10 +108,12 @@ int variants(const GemmProblem& p, PlanChoice* out, int max) {
 // Ahead of wgmma/split_k (220) and wgmma/03 (200), behind wgmma/decode (260) and gemv/mma (250).
 int auto_priority(const GemmProblem& p) {
   const bool tf32 = p.precision == Precision::TF32;
-  if (tf32 && p.op_a != Op::N && !sp::transposed_tokens_pay(p.n, p.k)) return 0;
-  return sp::auto_takes(p.m, p.n, p.k, p.batch, current_device_desc(), tf32, tokens_k_major(p))
-             ? 240
-             : 0;
+  const sp::Roles r = roles_of(p);
+  if (sp::tokens_transposed(r, p.op_a == Op::N, p.op_b == Op::T, tf32) &&
+      !sp::transposed_tokens_pay(r.weights, p.k))
+    return 0;
+  return sp::auto_takes(p.m, p.n, p.k, p.batch, current_device_desc(), tf32, !r.skinny) ? 240
+                                                                                         : 0;
 }
 
 }  // namespace

@@ -276,8 +276,8 @@ struct Instance {
 // Calls f(TypeTag<T>, integral_constant<tok>, bool_constant<w_k_major>, bool_constant<x_k_major>,
 // bool_constant<skinny>, integral_constant<kG>, bool_constant<deep>). Instances: rows as tokens (X K-major) and columns as tokens (X K-major,
 // or MN-major with 64..256 tokens), 8..256 tokens (and wgmma/small's 96, 192, 208 and 320: the
-// last two 16-bit with K-major tokens as rows only), W either way; tf32 rows
-// as tokens only (X K-major), W either way (MN-major: from registers).
+// last two 16-bit with K-major tokens as rows only), W either way; tf32: X K-major, rows as tokens
+// with W either way (MN-major: from registers), columns as tokens with W MN-major only.
 template <typename F>
 cudaError_t dispatch_strips(Precision prec, int tok, Instance in, F&& f) {
   using std::false_type;
@@ -316,8 +316,14 @@ cudaError_t dispatch_strips(Precision prec, int tok, Instance in, F&& f) {
         return by_w(tag, tk, true_type{}, false_type{});
       return cudaErrorInvalidValue;
     } else if constexpr (std::is_same<typename decltype(tag)::type, float>::value) {
-      // tf32: the tokens (wgmma's B) K-major, the rows of C (tf32 wgmma reads B only K-major)
-      if (in.skinny || !in.x_k_major) return cudaErrorInvalidValue;
+      // tf32: the tokens (wgmma's B) K-major (tf32 wgmma reads B only K-major). As C's columns
+      // only against an MN-major weight op(A) = A^T (wgmma_small_plan::roles_of), in registers.
+      if (!in.x_k_major) return cudaErrorInvalidValue;
+      if (in.skinny) {
+        if constexpr (kTok <= dp::kMaxTokWeightInRegisters && kTok != 96)
+          if (!in.w_k_major) return by_g(tag, tk, false_type{}, true_type{}, true_type{});
+        return cudaErrorInvalidValue;
+      }
       if constexpr (kTok > dp::kMaxTokWeightInRegisters)  // (dp::max_tokens: no such instance)
         return in.w_k_major ? by_g(tag, tk, true_type{}, true_type{}, false_type{})
                             : cudaErrorInvalidValue;
@@ -356,9 +362,11 @@ cudaError_t dispatch_strips(Precision prec, int tok, Instance in, F&& f) {
 }  // namespace
 
 LaunchConfig strips_config(const GemmProblem& p, bool skinny, const dp::Plan& pl) {
+  // (tf32's tokens are made K-major while packed)
+  const bool tf32 = p.precision == Precision::TF32;
   const Instance in =
-      skinny ? Instance{true, p.op_a == Op::N, p.op_b == Op::T, pl.groups, pl.deep}
-             : Instance{false, p.op_b == Op::T, p.op_a == Op::N, pl.groups, pl.deep};
+      skinny ? Instance{true, p.op_a == Op::N, tf32 || p.op_b == Op::T, pl.groups, pl.deep}
+             : Instance{false, p.op_b == Op::T, tf32 || p.op_a == Op::N, pl.groups, pl.deep};
   LaunchConfig c;
   dispatch_strips(p.precision, pl.tok, in,
                   [&](auto tag, auto tk, auto wk, auto xk, auto sk, auto g, auto deep) {
@@ -378,7 +386,7 @@ LaunchConfig strips_config(const GemmProblem& p, bool skinny, const dp::Plan& pl
 
 cudaError_t launch_strips(const GemmProblem& p, bool skinny, const dp::Plan& planned,
                           const dp::Plan& unsplit) {
-  return with_prepared_operands(p, skinny ? Tf32Mn::None : Tf32Mn::OpB, [&](const PreparedOperands& ops) {
+  return with_prepared_operands(p, skinny ? Tf32Mn::OpA : Tf32Mn::OpB, [&](const PreparedOperands& ops) {
     // ops.a = op(A) (m x k), ops.b = op(B)^T (n x k): the kernel's X and W, or its W and X
     // (skinny). Packing keeps a 16-bit operand's majorness.
     const TmaOperand& w = skinny ? ops.a : ops.b;
