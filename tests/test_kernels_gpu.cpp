@@ -196,7 +196,8 @@ TEST(AutoKernel, PicksAKernelPerPrecision) {
 
 // `auto` on sm_90, 16-bit and tf32: wgmma/03 steps back for grids of 128 x 256 tiles that would
 // keep at most half the SMs busy (wgmma/small's tiles), and leads everywhere else except decode
-// rows (m <= 64, or <= 128 against a weight of <= 8192 columns), which take wgmma/decode.
+// rows (m <= 64, or <= 128 against a weight of <= 8192 columns) and skinny C of at most 8 columns,
+// which take wgmma/decode (from 16 columns wgmma/small takes them: wgmma_small_plan::takes_skinny).
 TEST(AutoKernel, SmallGrids16BitTakeWgmmaSmall) {
   GEMMLAB_REQUIRE_GPU();
   int major = 0, sms = 0;
@@ -219,7 +220,8 @@ TEST(AutoKernel, SmallGrids16BitTakeWgmmaSmall) {
                         {1025, 1025, 1025, Precision::FP32, "simt/sgemm"},
                         {16, 4096, 4096, Precision::BF16, "wgmma/decode"},
                         {100, 4096, 4096, Precision::FP16, "wgmma/small"},
-                        {8192, 16, 8192, Precision::BF16, "wgmma/decode"}};
+                        {8192, 16, 8192, Precision::BF16, "wgmma/small"},
+                        {2048, 8, 2048, Precision::BF16, "wgmma/decode"}};
   for (const Want& w : wants) {
     SCOPED_TRACE(std::to_string(w.m) + "x" + std::to_string(w.n) + " " + precision_name(w.prec));
     const int eb = input_bytes(w.prec);
