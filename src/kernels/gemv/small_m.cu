@@ -365,7 +365,7 @@ cudaError_t launch(const GemmProblem& problem) {
 constexpr int kAutoMaxRowsFp32 = 8;
 // tf32 swapped only up to 2 columns: from 4 on, wgmma/small measured faster in every layout
 // (H100, % of cuBLAS, gemv/small_m against wgmma/small: 8192 x 16 x 768 NN 0.43 / 0.97, TT 0.40
-// / 1.03; 8192 x 8 x 4096 TN 0.90 / 1.03; 16384 x 4 x 4096 NT 0.98 / 1.14; docs/history.md).
+// / 1.03; 8192 x 8 x 4096 TN 0.90 / 1.03; 16384 x 4 x 4096 NT 0.98 / 1.14; docs/history.md, cliffs).
 constexpr int kAutoMaxSwappedTf32 = 2;
 int auto_priority(const GemmProblem& p) {
   if (p.precision == Precision::FP32)

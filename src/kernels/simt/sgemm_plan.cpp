@@ -35,7 +35,7 @@ OperandPlan plan_operands(const GemmProblem& p, bool a_aligned, bool b_aligned,
   OperandPlan pl{};
   // A thin output (n <= 64 < m) takes the thin tiles only with op(B) = B as the kernel runs it,
   // and they run it several times faster than a 128-column tile does (fp32 8192 x 16 x 768 NT:
-  // 4.7 TFLOP/s unthin, 8.1 as NN; docs/history.md, simt/sgemm): B's transposed copy (k x n, a few
+  // 4.7 TFLOP/s unthin, 8.1 as NN; docs/history.md, cliffs): B's transposed copy (k x n, a few
   // microseconds) pays there up to half the GEMM.
   const bool thin_shape = p.m > 64 && p.n <= 64;
   pl.transpose_b = copies && bt && worth_copying(p, p.k, p.n, thin_shape ? 0.5 : 0.05);  // k x n
@@ -106,7 +106,7 @@ int choose_splits(int m, int n, int k, const TileShape& t, const DeviceDesc& dev
   double best_cost = base;
   // A C smaller than one tile (no full tile) may split up to kMaxForcedSplits: its blocks are
   // light, and 64 of them left most SMs idle (fp32 64 x 64 x 65536 on the 64 x 256 tile: 64
-  // splits 66 us, 128 splits 38 us; cuBLAS 33; docs/history.md, simt/sgemm).
+  // splits 66 us, 128 splits 38 us; cuBLAS 33; docs/history.md, cliffs).
   const int cap = heavy == 0 ? kMaxForcedSplits : kMaxSplits;
   for (int s = 2; s <= cap && ceil_div(kt, s) >= 4; ++s) {
     // Past 16 splits (deep k on a handful of tiles) the partial sums are charged: ~half a

@@ -71,7 +71,7 @@ OperandPlan plan_operands(const GemmProblem& p, bool a_aligned, bool b_aligned,
 // Whether the 128 x 256 tile would pad C's columns by more than a tenth of n beyond what the
 // 128 x 128 tile pads (n = 128: 128 more, 300: 128 more): then the 128 x 128 tile runs, as the
 // wide one's extra columns are computed and thrown away (H100, fp32 NN: 4096 x 128 x 4096 23.2
-// TFLOP/s wide, 39.8 narrow; 2500 x 300 x 2500 20.7 / 28.0; docs/history.md, simt/sgemm).
+// TFLOP/s wide, 39.8 narrow; 2500 x 300 x 2500 20.7 / 28.0; docs/history.md, cliffs).
 bool wide_pads_columns(int64_t n);
 constexpr bool decode_tile(Tile t) { return t == Tile::k64x256 || t == Tile::k32x256; }
 constexpr bool thin_tile(Tile t) { return t == Tile::k256x64 || t == Tile::k256x32; }

@@ -289,7 +289,7 @@ constexpr bool tile_offered(int i, bool xk, int max_tok, int max_groups) {
 // (it goes through registers). Where op(A) = A^T and C has fewer columns than rows, the tokens
 // are the columns: what is copied is op(B) (n x k, nothing where op(B) = B^T), not A (m x k), and
 // the small side is wgmma's N, whose tiles step by 8 where the weight's step by 64 (H100: tf32
-// 2048 x 32 x 2048 TN 28% of cuBLAS with A transposed; docs/history.md, wgmma/small). Else the
+// 2048 x 32 x 2048 TN 28% of cuBLAS with A transposed; docs/history.md, cliffs). Else the
 // rows, A transposed where op(A) = A^T. xk is then always true.
 struct Roles {
   bool skinny;  // tokens = C's columns
@@ -331,7 +331,7 @@ bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc
 // as columns where op(A) = A^T) measured faster than decode's split strips at every such shape
 // (H100, bf16, % of cuBLAS, decode / small: 2048 x 32 x 2048 NN 0.63 / 0.71, 2000 x 64 x 2000 NN
 // 0.65 / 0.83, 4096 x 32 x 4096 0.76 / 0.82, 8192 x 32 x 8192 TN 0.90 / 0.96), but not at 8
-// columns (2048 x 8 x 2048 NN 0.59 / 0.36; docs/history.md, wgmma/small).
+// columns (2048 x 8 x 2048 NN 0.59 / 0.36; docs/history.md, cliffs).
 bool takes_skinny(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc& dev);
 
 // tf32 whose tokens are transposed while packed (tokens_transposed: tokens x k copied): `auto`

@@ -21,15 +21,17 @@
 // tokens being C's rows (op(A) = A) or columns, split in depth where the tiles leave SMs idle;
 // the splits of a tile sum their partials in a fixed order inside the kernel (no second launch,
 // deterministic); a strided batch is one launch (an entry per grid row, 3-D tensor maps). tf32
-// takes the tokens as C's rows (op(A) = A, or A^T transposed while packed) and an MN-major weight
-// through registers, in tiles of at most 192 tokens (plan.h: max_tokens). The tile and the splits
-// come from a cost model (wgmma/plan.h: wgmma_small_plan); every (tile, splits) pair is a plan
-// variant that gemm-tune measures.
+// takes the tokens K-major: C's rows (op(A) = A, or A^T transposed while packed), or, where
+// op(A) = A^T and n < m, C's columns (op(B)^T, transposed while packed where op(B) = B), and an
+// MN-major weight through registers, in tiles of at most 192 tokens (plan.h: roles_of,
+// max_tokens). The tile and the splits come from a cost model (wgmma/plan.h: wgmma_small_plan);
+// every (tile, splits) pair is a plan variant that gemm-tune measures.
 // Seed: beyond the seeds (issue: small squares and deep K).
 // Measured (H100, cuBLAS in the same run, 2026-11-25 04:39 UTC, docs/results/h100-suite-small):
 // small suite bf16 0.99x (1536^3 94%), tf32 1.13x; 128 x 320 (2026-11-26 23:33 UTC): bf16
 // 320 x 14336 x 4096 NT 448 -> 582 TFLOP/s (74% -> 96%); 128 x 208: 200 x 13824 x 5120 NT 85% ->
-// 100%. docs/history.md, wgmma/small.
+// 100%; tf32 C's columns as tokens: 2048 x 32 x 2048 TT 32% -> 103%,
+// 4096 x 128 x 4096 TN 33% -> 90% (docs/history.md, wgmma/small and cliffs).
 #include "kernels/common/gemm_common.cuh"
 #include "kernels/wgmma/plan.h"
 #include "kernels/wgmma/strips.h"
