@@ -108,7 +108,7 @@ TEST(WgmmaSmallPlan, TilesAndSplitsCoverTheProblem) {
   EXPECT_EQ(sp::roles_of(100, 200, false, false).tokens, 200);
   EXPECT_FALSE(sp::roles_of(100, 200, false, false).xk);
   EXPECT_TRUE(sp::roles_of(100, 200, false, true).xk);
-  // tf32: the tokens always K-major; C's columns only where op(A) = A^T and n < m.
+  // tf32: the tokens always K-major; C's columns only where op(A) = A^T and 4 n <= m.
   for (bool bk : {false, true}) {
     const sp::Roles cols = sp::roles_of(2048, 32, false, bk, true);
     EXPECT_TRUE(cols.skinny && cols.xk);
@@ -120,6 +120,8 @@ TEST(WgmmaSmallPlan, TilesAndSplitsCoverTheProblem) {
     EXPECT_EQ(rows.tokens, 32);
     EXPECT_TRUE(sp::tokens_transposed(rows, false, bk, true));
     EXPECT_FALSE(sp::roles_of(1000, 1000, false, bk, true).skinny);
+    EXPECT_FALSE(sp::roles_of(777, 333, false, bk, true).skinny);
+    EXPECT_TRUE(sp::roles_of(2500, 300, false, bk, true).skinny);
     const sp::Roles nn = sp::roles_of(2048, 32, true, bk, true);  // op(A) = A: rows, no copy
     EXPECT_TRUE(!nn.skinny && nn.xk);
     EXPECT_FALSE(sp::tokens_transposed(nn, true, bk, true));
@@ -284,15 +286,18 @@ TEST(WgmmaSmallPlan, TilesAndSplitsCoverTheProblem) {
 // tf32 with op(A) = A^T: wgmma/small transposes A while packing it, where that copy stays small
 // next to the product (k <= 32 n): 1000^3 and 50 x 2000 x 2000 yes, 4096 x 64 x 4096 (a 64 MB A
 // for a 64-column C) no.
-// Skinny 16-bit problems from 16 columns on go to wgmma/small where it takes them; 8 columns, and
-// a C whose wgmma/small tiles would overfill the GPU, stay on wgmma/decode.
+// Skinny 16-bit problems from 16 columns on (33 with K-major tokens) go to wgmma/small where it
+// takes them; 8 columns, and a C whose wgmma/small tiles would overfill the GPU, stay on
+// wgmma/decode.
 TEST(WgmmaSmallPlan, TakesSkinnyFromSixteenColumns) {
   namespace sp = wgmma_small_plan;
-  EXPECT_TRUE(sp::takes_skinny(2048, 32, 2048, 1, kH100));
-  EXPECT_TRUE(sp::takes_skinny(2000, 64, 2000, 1, kH100));
-  EXPECT_TRUE(sp::takes_skinny(8192, 16, 8192, 1, kH100));
-  EXPECT_FALSE(sp::takes_skinny(2048, 8, 2048, 1, kH100));
-  EXPECT_FALSE(sp::takes_skinny(65536, 32, 4096, 1, kH100));
+  EXPECT_TRUE(sp::takes_skinny(2048, 32, 2048, 1, kH100, false));
+  EXPECT_TRUE(sp::takes_skinny(2000, 64, 2000, 1, kH100, false));
+  EXPECT_TRUE(sp::takes_skinny(2000, 64, 2000, 1, kH100, true));
+  EXPECT_TRUE(sp::takes_skinny(8192, 16, 8192, 1, kH100, false));
+  EXPECT_FALSE(sp::takes_skinny(2048, 32, 2048, 1, kH100, true));  // K-major tokens: decode's
+  EXPECT_FALSE(sp::takes_skinny(2048, 8, 2048, 1, kH100, false));
+  EXPECT_FALSE(sp::takes_skinny(65536, 32, 4096, 1, kH100, false));
 }
 
 TEST(WgmmaSmallPlan, TransposedTokensWhereTheCopyIsSmall) {

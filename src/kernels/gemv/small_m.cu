@@ -363,10 +363,11 @@ cudaError_t launch(const GemmProblem& problem) {
 // simt/sgemm's 32 x 256 tiles ran faster on every decode shape, and 1.6x faster on a weight the
 // table has no class for (16 x 8192 x 28672 NT: docs/history.md, gemv/small_m).
 constexpr int kAutoMaxRowsFp32 = 8;
-// tf32 swapped only up to 2 columns: from 4 on, wgmma/small measured faster in every layout
+// tf32 swapped only up to 3 columns: from 4 on, wgmma/small measured faster in every layout
 // (H100, % of cuBLAS, gemv/small_m against wgmma/small: 8192 x 16 x 768 NN 0.43 / 0.97, TT 0.40
-// / 1.03; 8192 x 8 x 4096 TN 0.90 / 1.03; 16384 x 4 x 4096 NT 0.98 / 1.14; docs/history.md, cliffs).
-constexpr int kAutoMaxSwappedTf32 = 2;
+// / 1.03; 8192 x 8 x 4096 TN 0.90 / 1.03; 16384 x 4 x 4096 NT 0.98 / 1.14), at 3 slower (5000 x 3 x
+// 5000 TN 1.16 / 0.81, TT 1.25 / 0.96; docs/history.md, cliffs).
+constexpr int kAutoMaxSwappedTf32 = 3;
 int auto_priority(const GemmProblem& p) {
   if (p.precision == Precision::FP32)
     return p.m <= kAutoMaxRowsFp32 || (runs_swapped(p) && p.n <= 8) ? 300 : 0;

@@ -139,12 +139,14 @@ int variants(const GemmProblem& q, PlanChoice* out, int max) {
 }
 
 // Ahead of gemv/mma (250), wgmma/split_k (220) and wgmma/03 (200) where it was measured faster;
-// skinny problems of 16 columns or more go to wgmma/small (240) where it takes them.
+// skinny problems of 16 (33 with K-major tokens) columns or more go to wgmma/small (240) where it
+// takes them.
 int auto_priority(const GemmProblem& q) {
   const GemmProblem p = kernel_view(q);
   if (!dp::auto_takes(p.m, p.n, p.k, p.batch, p.op_a == Op::N)) return 0;
   if (roles_of(p).skinny &&
-      wgmma_small_plan::takes_skinny(p.m, p.n, p.k, p.batch, current_device_desc()))
+      wgmma_small_plan::takes_skinny(p.m, p.n, p.k, p.batch, current_device_desc(),
+                                     p.op_b == Op::T))
     return 0;
   return 260;
 }

@@ -247,7 +247,7 @@ const char* const kTileNames[kTiles + 1] = {"64x8",    "64x16",   "64x32", "128x
                                             "128x208", nullptr};
 
 Roles roles_of(int64_t m, int64_t n, bool a_k_major, bool b_k_major, bool tf32) {
-  if (tf32) return !a_k_major && n < m ? Roles{true, true, n, m} : Roles{false, true, m, n};
+  if (tf32) return !a_k_major && 4 * n <= m ? Roles{true, true, n, m} : Roles{false, true, m, n};
   if (a_k_major) return {false, true, m, n};
   return {true, b_k_major, n, m};
 }
@@ -369,8 +369,9 @@ bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc
   return k < 32768 || m * n < 256 * 256;
 }
 
-bool takes_skinny(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc& dev) {
-  return n >= 16 && auto_takes(m, n, k, batch, dev);
+bool takes_skinny(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc& dev,
+                  bool b_k_major) {
+  return n >= (b_k_major ? 33 : 16) && auto_takes(m, n, k, batch, dev);
 }
 
 bool transposed_tokens_pay(int64_t weights, int64_t k) { return k <= 32 * weights; }

@@ -286,11 +286,12 @@ constexpr bool tile_offered(int i, bool xk, int max_tok, int max_groups) {
 // else read in 64-wide MN-major chunks).
 // tf32 (a_k_major, b_k_major as stored): tf32 wgmma reads its B (the tokens) only K-major, so an
 // MN-major token operand is transposed while packed, and the weight, wgmma's A, may stay MN-major
-// (it goes through registers). Where op(A) = A^T and C has fewer columns than rows, the tokens
-// are the columns: what is copied is op(B) (n x k, nothing where op(B) = B^T), not A (m x k), and
-// the small side is wgmma's N, whose tiles step by 8 where the weight's step by 64 (H100: tf32
-// 2048 x 32 x 2048 TN 28% of cuBLAS with A transposed; docs/history.md, cliffs). Else the
-// rows, A transposed where op(A) = A^T. xk is then always true.
+// (it goes through registers). Where op(A) = A^T and C has at most a quarter as many columns as
+// rows, the tokens are the columns: what is copied is op(B) (n x k, nothing where op(B) = B^T),
+// not A (m x k), and the small side is wgmma's N, whose tiles step by 8 where the weight's step by
+// 64 (H100, % of cuBLAS, rows / columns: 2048 x 32 x 2048 TN 28 / 71-75, 2500 x 300 x 2500 TT 44 /
+// 55, but 777 x 333 x 2222 TT 99 / 88; docs/history.md, cliffs). Else the rows, A transposed where
+// op(A) = A^T. xk is then always true.
 struct Roles {
   bool skinny;  // tokens = C's columns
   bool xk;      // tokens K-major (after packing)
@@ -327,12 +328,15 @@ bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc
                 bool tf32 = false, bool rows_k_major = false);
 
 // A skinny 16-bit problem (n <= 64 < m: wgmma/decode's skinny mode) that wgmma/small takes
-// instead: from 16 columns on, where its auto_takes holds. Its tiles over C's rows as tokens (or
-// as columns where op(A) = A^T) measured faster than decode's split strips at every such shape
-// (H100, bf16, % of cuBLAS, decode / small: 2048 x 32 x 2048 NN 0.63 / 0.71, 2000 x 64 x 2000 NN
-// 0.65 / 0.83, 4096 x 32 x 4096 0.76 / 0.82, 8192 x 32 x 8192 TN 0.90 / 0.96), but not at 8
-// columns (2048 x 8 x 2048 NN 0.59 / 0.36; docs/history.md, cliffs).
-bool takes_skinny(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc& dev);
+// instead, where its auto_takes holds: from 16 columns on where decode reads the tokens (op(B)^T)
+// MN-major (op(B) = B), from 33 where it reads them K-major. Its tiles over C's rows as tokens (or
+// as columns where op(A) = A^T) measured faster than decode's split strips there (H100, bf16, % of
+// cuBLAS, decode / small: 2048 x 32 x 2048 NN 0.63 / 0.71, 2000 x 64 x 2000 NN 0.65 / 0.83, NT 0.66
+// / 0.82, 4096 x 32 x 4096 NN 0.76 / 0.82, 8192 x 32 x 8192 TN 0.90 / 0.96), but not at 8 columns
+// (2048 x 8 x 2048 NN 0.59 / 0.36) nor at 32 K-major ones (2048 x 32 x 2048 NT 0.82 / 0.68;
+// docs/history.md, cliffs).
+bool takes_skinny(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc& dev,
+                  bool b_k_major);
 
 // tf32 whose tokens are transposed while packed (tokens_transposed: tokens x k copied): `auto`
 // takes that where the copy stays small next to the product: k <= 32 weights (H100: tf32 1000^3
