@@ -1,7 +1,8 @@
-// The launch planners, on the CPU: the tile schedule (tile order, stream-k cut), simt/sgemm's plan
-// (copies, tile, depth splits, stream-k tail, strips, scratch) and gemv's (wgmma/03's:
-// test_wgmma_plans.cpp; copy_matrix's: test_copy_plan.cpp), for shapes from 1x1x1 to 16384^3 on
-// a 132-SM (H100 SXM) and a 108-SM (A100) device description. No GPU involved: these run in CI.
+// The launch planners, on the CPU: the tile schedule (tile order, stream-k cut), simt/sgemm's
+// tile plan (depth splits, stream-k tail, strips, scratch; its operand plan: test_sgemm_plans.cpp)
+// and gemv's (wgmma/03's: test_wgmma_plans.cpp; copy_matrix's: test_copy_plan.cpp), for shapes
+// from 1x1x1 to 16384^3 on a 132-SM (H100 SXM) and a 108-SM (A100) device description. No GPU
+// involved: these run in CI.
 #include <algorithm>
 #include <set>
 #include <utility>
@@ -240,96 +241,6 @@ TEST(SgemmPlan, ThinRemaindersBecomeStrips) {
   EXPECT_GT(L.work.sp.blocks(), 0);
   const sgemm::TilePlan T = sgemm::plan_tiles(4000, 4000, 4000, sgemm::tile_shape(sgemm::Tile::k128x256), kH100);
   EXPECT_EQ(T.work.sp.blocks(), 0) << "a remainder of 32 rows is a tile row, not a strip";
-}
-
-TEST(SgemmPlan, CopiesOnlyWhereCheap) {
-  // 4097^3 NN: B's rows are misaligned and the copy is cheap -> realign, 128 x 256 tile.
-  const sgemm::OperandPlan big = sgemm::plan_operands(problem({4097, 4097, 4097}), true, false, kH100);
-  EXPECT_TRUE(big.realign_b);
-  EXPECT_TRUE(big.bv);
-  EXPECT_EQ(big.tile, sgemm::Tile::k128x256);
-  // 1025^3 NN: the copy would cost more than the 4-byte loads -> 128 x 128 with 4-byte B.
-  const sgemm::OperandPlan small = sgemm::plan_operands(problem({1025, 1025, 1025}), true, false, kH100);
-  EXPECT_FALSE(small.realign_b);
-  EXPECT_FALSE(small.bv);
-  EXPECT_EQ(small.tile, sgemm::Tile::k128x128);
-  // NT at 8192^3: B^T copied transposed, runs as NN on the wide tile; not at 64^3.
-  EXPECT_TRUE(sgemm::plan_operands(problem({8192, 8192, 8192}, Op::N, Op::T), true, true, kH100)
-                  .transpose_b);
-  EXPECT_FALSE(sgemm::plan_operands(problem({64, 64, 64}, Op::N, Op::T), true, true, kH100)
-                   .transpose_b);
-  // No scratch: no copies at all.
-  const sgemm::OperandPlan none =
-      sgemm::plan_operands(problem({4097, 4097, 4097}), true, false, kH100, /*copies=*/false);
-  EXPECT_FALSE(none.realign_b || none.realign_a || none.transpose_b || none.bv);
-}
-
-// Decode (M = 17..64 rows): the 32- and 64-row tiles, split in depth until the tiles fill the
-// GPU, each split still >= 4 k-tiles deep; 65 rows and up keep the 128-row tiles.
-TEST(SgemmPlan, DecodeRowsTakeTheNarrowTilesAndFillTheGpu) {
-  struct Case {
-    Dims d;
-    Op b;
-    sgemm::Tile tile;
-  };
-  for (const Case& c : {Case{{32, 4096, 14336}, Op::N, sgemm::Tile::k32x256},
-                        Case{{17, 4096, 4096}, Op::T, sgemm::Tile::k32x256},
-                        Case{{33, 8192, 8192}, Op::N, sgemm::Tile::k64x256},
-                        Case{{64, 14336, 4096}, Op::T, sgemm::Tile::k64x256}}) {
-    SCOPED_TRACE(testing::Message() << c.d.m << "x" << c.d.n << "x" << c.d.k);
-    const sgemm::OperandPlan pl =
-        sgemm::plan_operands(problem(c.d, Op::T, c.b), true, true, kH100);
-    EXPECT_EQ(pl.tile, c.tile);
-    EXPECT_FALSE(pl.av) << "A^T takes the 4-byte loader on the decode tiles";
-    EXPECT_FALSE(pl.transpose_b) << "a copy of B never pays next to a decode GEMM";
-    const sgemm::TilePlan L = sgemm::plan_tiles(c.d.m, c.d.n, c.d.k, sgemm::tile_shape(c.tile), kH100);
-    EXPECT_GT(L.work.splits, 1);
-    EXPECT_GE(L.blocks, kH100.sms);
-    EXPECT_GE(L.work.per_split, 4);
-  }
-  EXPECT_EQ(sgemm::plan_operands(problem({65, 4096, 4096}), true, true, kH100).tile,
-            sgemm::Tile::k128x256);
-}
-
-// A thin output (N <= 64 columns, M > 64 rows): the 32- and 64-column tiles where their
-// instances exist (op(B) = B as the kernel runs it, A^T with 16-byte rows), split in depth until
-// they fill the GPU; a forced thin tile is ignored where no instance exists.
-TEST(SgemmPlan, ThinOutputsTakeTheThinTiles) {
-  struct Case {
-    Dims d;
-    Op a, b;
-    bool a_aligned;
-    sgemm::Tile tile;
-  };
-  for (const Case& c : {Case{{8192, 32, 8192}, Op::N, Op::N, true, sgemm::Tile::k256x32},
-                        Case{{8192, 30, 8191}, Op::N, Op::N, false, sgemm::Tile::k256x32},
-                        Case{{8192, 17, 8192}, Op::T, Op::N, true, sgemm::Tile::k256x32},
-                        Case{{8192, 33, 8192}, Op::N, Op::N, true, sgemm::Tile::k256x64},
-                        Case{{8192, 64, 8192}, Op::N, Op::T, true, sgemm::Tile::k256x64},
-                        Case{{8192, 64, 8192}, Op::T, Op::N, false, sgemm::Tile::k128x128},
-                        Case{{8192, 65, 8192}, Op::N, Op::N, true, sgemm::Tile::k128x128},
-                        Case{{64, 32, 8192}, Op::N, Op::N, true, sgemm::Tile::k64x256}}) {
-    SCOPED_TRACE(testing::Message() << c.d.m << "x" << c.d.n << "x" << c.d.k);
-    const sgemm::OperandPlan pl =
-        sgemm::plan_operands(problem(c.d, c.a, c.b), c.a_aligned, true, kH100);
-    EXPECT_EQ(pl.tile, c.tile);
-    if (!sgemm::thin_tile(c.tile)) continue;
-    EXPECT_EQ(pl.av, c.a_aligned && (c.a == Op::T || sgemm::a_rows_tile(c.tile)))
-        << "the 256 x 32 tile copies A's aligned rows 16 bytes at a time";
-    EXPECT_EQ(pl.transpose_b, c.b == Op::T) << "B, the small operand, copied to n-contiguous rows";
-    const sgemm::TilePlan L = sgemm::plan_tiles(c.d.m, c.d.n, c.d.k, sgemm::tile_shape(c.tile), kH100);
-    EXPECT_GT(L.work.splits, 1);
-    EXPECT_GE(L.blocks, kH100.sms);
-    EXPECT_EQ(L.work.sp.blocks(), 0);
-  }
-  // Forced (gemm-tune, the tuning table): taken where an instance exists, else the planner's.
-  const sgemm::Tile thin = sgemm::Tile::k256x32;
-  EXPECT_EQ(sgemm::plan_operands(problem({300, 300, 300}), true, true, kH100, true, &thin).tile,
-            thin);
-  EXPECT_EQ(sgemm::plan_operands(problem({300, 300, 300}, Op::T, Op::N), false, true, kH100, true,
-                                 &thin)
-                .tile,
-            sgemm::Tile::k128x128);
 }
 
 // gemv/small_m's swapped view of a skinny C (n <= 16 < m): the operands trade places with
