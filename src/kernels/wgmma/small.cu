@@ -22,7 +22,7 @@
 // the splits of a tile sum their partials in a fixed order inside the kernel (no second launch,
 // deterministic); a strided batch is one launch (an entry per grid row, 3-D tensor maps). tf32
 // takes the tokens K-major: C's rows (op(A) = A, or A^T transposed while packed), or, where
-// op(A) = A^T and n < m, C's columns (op(B)^T, transposed while packed where op(B) = B), and an
+// op(A) = A^T and 4 n <= m, C's columns (op(B)^T, transposed while packed where op(B) = B), and an
 // MN-major weight through registers, in tiles of at most 192 tokens (plan.h: roles_of,
 // max_tokens). The tile and the splits come from a cost model (wgmma/plan.h: wgmma_small_plan);
 // every (tile, splits) pair is a plan variant that gemm-tune measures.
@@ -51,7 +51,7 @@ sp::Roles roles_of(const GemmProblem& p) {
                       p.precision == Precision::TF32);
 }
 
-// The most tokens per tile: the weight is op(B)^T (op(A) when skinny, 16-bit only).
+// The most tokens per tile: the weight is op(B)^T (op(A) when skinny).
 int max_tok(const GemmProblem& p) {
   const sp::Roles r = roles_of(p);
   return sp::max_tile_tokens(p.precision, r.skinny, r.xk,
