@@ -51,6 +51,15 @@ TEST(BenchCli, Suites) {
   EXPECT_EQ(odd.sizes.back().n, 13824);
   ASSERT_EQ(odd.trans.size(), 1u);
   EXPECT_EQ(odd.trans[0].second, gemmlab::Op::T);
+  Options cliffs;  // odd shapes and tiny batches in all four op pairs; not part of "all"
+  ASSERT_EQ(parse({"--suite", "cliffs"}, &cliffs, &msg), -1) << msg;
+  ASSERT_EQ(cliffs.sizes.size(), 32u);
+  EXPECT_EQ(cliffs.sizes.front().m, 100);
+  EXPECT_EQ(cliffs.sizes.front().k, 10000);
+  EXPECT_EQ(cliffs.sizes[29].batch, 8);  // 8:77x77x77
+  EXPECT_EQ(cliffs.sizes[29].n, 77);
+  EXPECT_EQ(cliffs.sizes.back().batch, 4);
+  EXPECT_EQ(cliffs.trans.size(), 4u);
   Options bad;
   EXPECT_EQ(parse({"--suite", "nope"}, &bad, &msg), 2);
   EXPECT_NE(msg.find("unknown suite"), std::string::npos);

@@ -53,6 +53,25 @@ bool parse_shape(const std::string& text, Shape* out) {
 
 bool suite_shapes(const std::string& name, std::vector<Shape>* shapes,
                   std::vector<std::string>* trans) {
+  // Shapes off the other suites' grids, in every op pair (a scan for cliffs: docs/results/
+  // h100-cliffs-2.txt): primes and near-powers, tall-skinny and short-wide C, deep K over a small
+  // C, thin K, decode-like rows, and tiny strided batches. Not part of "all" (its four op pairs).
+  if (name == "cliffs") {
+    for (const char* text :
+         {"100x100x10000", "128x128x8192", "2000x64x2000", "64x2000x2000", "127x8191x129",
+          "333x777x555", "1000x1000x1000", "3000x3000x3000", "5000x5000x5000", "1023x1023x1023",
+          "4095x4095x64", "64x64x65536", "777x333x2222", "4096x128x4096", "96x96x96",
+          "2048x32x2048", "40x40x40000", "3x5000x5000", "5000x3x5000", "6000x6000x256",
+          "256x6000x6000", "16384x1024x64", "8192x16x768", "768x2304x768", "1x11008x4096",
+          "7x4096x11008", "200x200x200", "2500x300x2500", "12:197x197x64", "8:77x77x77",
+          "48:128x64x128", "4:1000x1000x100"}) {
+      Shape sh;
+      parse_shape(text, &sh);
+      shapes->push_back(sh);
+    }
+    *trans = {"NN", "NT", "TN", "TT"};
+    return true;
+  }
   const bool all = name == "all";
   if (!all && name != "decode" && name != "small" && name != "deep-k" && name != "skinny" &&
       name != "large" && name != "odd-m")
@@ -105,7 +124,8 @@ int parse_options(int argc, const char* const* argv, Options* out, std::string* 
                  "strided batch of B entries (64:512, 32:128x128x4096)")
       ->delimiter(',');
   app.add_option("--suite", out->suite,
-                 "a shape suite instead of --sizes: decode, small, deep-k, skinny, large, odd-m, all");
+                 "a shape suite instead of --sizes: decode, small, deep-k, skinny, large, odd-m, all; "
+                 "cliffs (odd shapes in all four op pairs)");
   app.add_option("--dtype,-d", dtypes, "precisions: fp32,tf32,bf16,fp16 (default all)")->delimiter(',');
   app.add_option("--trans,-t", trans, "op(A)op(B) combinations: NN,NT,TN,TT (default NN)")->delimiter(',');
   app.add_option("--out-dtype", out_dtypes,
@@ -166,7 +186,7 @@ int parse_options(int argc, const char* const* argv, Options* out, std::string* 
     std::vector<std::string> suite_trans;
     if (!suite_shapes(out->suite, &out->sizes, &suite_trans)) {
       *message = "gemm-bench: unknown suite '" + out->suite +
-                 "' (decode, small, deep-k, skinny, large, odd-m, all)";
+                 "' (decode, small, deep-k, skinny, large, odd-m, all, cliffs)";
       return 2;
     }
     if (trans.empty()) trans = suite_trans;
