@@ -171,14 +171,8 @@ std::string run_all_gather(const AgProblem& pr, const Case& c, int chunks, int r
   const int64_t rows = dist::shard_rows(pr.m, P, r), off = dist::shard_offset(pr.m, P, r);
   const int64_t n = pr.n[r];
   // op(B_r) = columns of B; stored k x n_r (N) or n_r x k (T).
-  std::vector<char> b = B.block(0, pr.k, pr.col0[r], n);
-  if (c.op_b == Op::T) {
-    std::vector<char> t(b.size());
-    for (int64_t i = 0; i < pr.k; ++i)
-      for (int64_t j = 0; j < n; ++j)
-        std::memcpy(t.data() + (j * pr.k + i) * B.bytes, b.data() + (i * n + j) * B.bytes, B.bytes);
-    b.swap(t);
-  }
+  const std::vector<char> b = c.op_b == Op::T ? B.transposed_block(0, pr.k, pr.col0[r], n)
+                                               : B.block(0, pr.k, pr.col0[r], n);
   std::vector<char> bias_bytes(static_cast<size_t>(n * 4));
   std::memcpy(bias_bytes.data(), bias.data() + pr.col0[r], bias_bytes.size());
   DeviceMem dA(static_cast<size_t>(rows * pr.k * A.bytes)), dB(b.size()), dBias(bias_bytes.size());

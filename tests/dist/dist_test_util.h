@@ -59,6 +59,15 @@ struct HostMatrix {
                   static_cast<size_t>(nc * bytes));
     return out;
   }
+  // The same block stored transposed (nc x nr, dense): op(B) = B^T's operand.
+  std::vector<char> transposed_block(int64_t r0, int64_t nr, int64_t c0, int64_t nc) const {
+    const std::vector<char> b = block(r0, nr, c0, nc);
+    std::vector<char> t(b.size());
+    for (int64_t i = 0; i < nr; ++i)
+      for (int64_t j = 0; j < nc; ++j)
+        std::memcpy(t.data() + (j * nr + i) * bytes, b.data() + (i * nc + j) * bytes, bytes);
+    return t;
+  }
 };
 
 float to_float(const char* p, DType t);

@@ -51,14 +51,8 @@ std::string run_reduce_scatter(int64_t m, int64_t n, const std::vector<int64_t>&
                                const std::vector<float>& bias, std::vector<char>* out) {
   const int P = ranks();
   const int64_t rows = dist::shard_rows(m, P, r), kr = k[r];
-  std::vector<char> b = B.block(k0[r], kr, 0, n);
-  if (c.op_b == Op::T) {
-    std::vector<char> t(b.size());
-    for (int64_t i = 0; i < kr; ++i)
-      for (int64_t j = 0; j < n; ++j)
-        std::memcpy(t.data() + (j * kr + i) * B.bytes, b.data() + (i * n + j) * B.bytes, B.bytes);
-    b.swap(t);
-  }
+  const std::vector<char> b =
+      c.op_b == Op::T ? B.transposed_block(k0[r], kr, 0, n) : B.block(k0[r], kr, 0, n);
   std::vector<char> bias_bytes(static_cast<size_t>(n * 4));
   std::memcpy(bias_bytes.data(), bias.data(), bias_bytes.size());
   DeviceMem dA(static_cast<size_t>(m * kr * A.bytes)), dB(b.size()), dBias(bias_bytes.size());

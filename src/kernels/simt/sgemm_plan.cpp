@@ -54,7 +54,7 @@ OperandPlan plan_operands(const GemmProblem& p, bool a_aligned, bool b_aligned,
   const bool thin_ok = thin_layout(at, bt_run, pl.av);
   if (p.m <= 64)
     pl.tile = p.m <= 32 ? Tile::k32x256 : Tile::k64x256;
-  else if (p.n <= 64 && thin_ok)
+  else if (thin_shape && thin_ok)
     pl.tile = p.n <= 32 ? Tile::k256x32 : Tile::k256x64;
   if (forced != nullptr && (*forced != Tile::k128x256 || (!at && !bt_run && pl.bv)) &&
       (!thin_tile(*forced) || thin_ok))
