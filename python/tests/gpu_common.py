@@ -47,3 +47,8 @@ def operand(rows, cols, transposed, dtype, seed):
     if transposed:
         return rand(cols, rows, dtype=dtype, seed=seed).t()
     return rand(rows, cols, dtype=dtype, seed=seed)
+
+
+def kernel_without(precision):
+    """A registered kernel that does not take this input precision (for KernelUnsupported tests)."""
+    return next(k["name"] for k in gemmlab.kernels() if precision not in k["dtypes"])

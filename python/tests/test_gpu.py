@@ -8,7 +8,8 @@ torch = pytest.importorskip("torch", reason="PyTorch is not installed")
 import gemmlab  # noqa: E402
 import gemmlab.torch as gt  # noqa: E402
 from gpu_common import (  # noqa: E402,F401
-    ACTIVATIONS, DTYPES, F, FP32_OUT_BOUND, OUT_BOUND, assert_close, operand, rand, reference)
+    ACTIVATIONS, DTYPES, F, FP32_OUT_BOUND, OUT_BOUND, assert_close, kernel_without, operand,
+    rand, reference)
 
 pytestmark = pytest.mark.gpu
 
@@ -117,21 +118,17 @@ def test_empty_and_k_zero():
     assert torch.equal(y, torch.zeros(5, 3, device="cuda"))
 
 
-def _kernel_without(precision):
-    return next(k["name"] for k in gemmlab.kernels() if precision not in k["dtypes"])
-
-
 def test_errors_leave_out_untouched():
     a, b = rand(64, 64), rand(64, 64, seed=1)
     out = torch.full((64, 64), 123.0, device="cuda")
     with pytest.raises(gemmlab.GemmlabError, match="KernelUnsupported") as info:
-        gemmlab.matmul(a, b, out=out, kernel=_kernel_without("fp32"))
+        gemmlab.matmul(a, b, out=out, kernel=kernel_without("fp32"))
     assert info.value.status == "KernelUnsupported" and isinstance(info.value, RuntimeError)
     with pytest.raises(gemmlab.GemmlabError, match="UnknownKernel"):
         gemmlab.matmul(a, b, out=out, kernel="no/such_kernel")
     out3 = torch.full((3, 64, 64), 123.0, device="cuda")
     with pytest.raises(gemmlab.GemmlabError, match="KernelUnsupported"):  # batched
-        gemmlab.matmul(rand(3, 64, 64), b, out=out3, kernel=_kernel_without("fp32"))
+        gemmlab.matmul(rand(3, 64, 64), b, out=out3, kernel=kernel_without("fp32"))
     torch.cuda.synchronize()
     assert (out == 123.0).all() and (out3 == 123.0).all()
 

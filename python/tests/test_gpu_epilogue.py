@@ -7,7 +7,8 @@ torch = pytest.importorskip("torch", reason="PyTorch is not installed")
 import gemmlab  # noqa: E402
 import gemmlab.torch as gt  # noqa: E402
 from gpu_common import (  # noqa: E402,F401
-    ACTIVATIONS, DTYPES, F, FP32_OUT_BOUND, OUT_BOUND, assert_close, operand, rand, reference)
+    ACTIVATIONS, DTYPES, F, FP32_OUT_BOUND, OUT_BOUND, assert_close, kernel_without, operand,
+    rand, reference)
 
 pytestmark = pytest.mark.gpu
 
@@ -154,7 +155,7 @@ def test_named_kernel_with_epilogue():
     out = torch.full((3, 64, 64), 5.0, device="cuda", dtype=torch.bfloat16)
     with pytest.raises(gemmlab.GemmlabError, match="KernelUnsupported"):
         gemmlab.matmul(a.expand(3, 64, 64), b, out=out, bias=b[0], activation="relu",
-                       kernel=_kernel_without("bf16"))
+                       kernel=kernel_without("bf16"))
     torch.cuda.synchronize()
     assert (out == 5.0).all()
     name = gemmlab.auto_kernel(a, b, bias=b[0], activation="gelu")
