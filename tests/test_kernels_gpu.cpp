@@ -208,6 +208,7 @@ TEST(AutoKernel, SmallGrids16BitTakeWgmmaSmall) {
     int64_t m, n, k;
     Precision prec;
     const char* kernel;
+    Op a = Op::N, b = Op::N;
   };
   const TuningOff planners_only;  // the priorities' own choice (the table's: AutoKernel.UsesTheTuningTable)
   const Want wants[] = {{1024, 1024, 1024, Precision::BF16, "wgmma/small"},
@@ -221,13 +222,20 @@ TEST(AutoKernel, SmallGrids16BitTakeWgmmaSmall) {
                         {16, 4096, 4096, Precision::BF16, "wgmma/decode"},
                         {100, 4096, 4096, Precision::FP16, "wgmma/small"},
                         {8192, 16, 8192, Precision::BF16, "wgmma/small"},
-                        {2048, 8, 2048, Precision::BF16, "wgmma/decode"}};
+                        {2048, 8, 2048, Precision::BF16, "wgmma/decode"},
+                        // Deep K over a small C: slices in every op pair (wgmma_plan::slices_lead)
+                        {128, 128, 8192, Precision::BF16, "wgmma/split_k", Op::T, Op::N},
+                        {64, 64, 65536, Precision::FP16, "wgmma/split_k"},
+                        {256, 256, 16384, Precision::TF32, "wgmma/split_k", Op::T, Op::T},
+                        {256, 256, 8192, Precision::TF32, "wgmma/small", Op::T, Op::N},
+                        // 200-byte rows: no split_k
+                        {100, 100, 10000, Precision::BF16, "wgmma/small", Op::T, Op::N}};
   for (const Want& w : wants) {
     SCOPED_TRACE(std::to_string(w.m) + "x" + std::to_string(w.n) + " " + precision_name(w.prec));
     const int eb = input_bytes(w.prec);
     DeviceMem a(w.m * w.k * eb), b(w.k * w.n * eb), c(w.m * w.n * sizeof(float));
-    const char* name = auto_kernel_name(Op::N, Op::N, w.m, w.n, w.k, a.ptr, w.k, b.ptr, w.n,
-                                        c.as<float>(), w.n, w.prec);
+    const char* name = auto_kernel_name(w.a, w.b, w.m, w.n, w.k, a.ptr, w.a == Op::N ? w.k : w.m,
+                                        b.ptr, w.b == Op::N ? w.n : w.k, c.as<float>(), w.n, w.prec);
     ASSERT_NE(name, nullptr) << last_error_message();
     EXPECT_STREQ(name, w.kernel);
   }

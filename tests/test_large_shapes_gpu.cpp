@@ -428,14 +428,18 @@ TEST(LargeShapes, SgemmSlicedSplits) {
   }
 }
 
-// simt/sgemm with more than 16 depth splits (deep k on a few tiles); a depth that is not a
-// multiple of the splits or of a k-tile.
+// simt/sgemm with more than 16 depth splits (deep k on a few tiles; past kMaxSplits on one or
+// two: 128 x 128 x 131072 sliced, 129 x 129 x 32768 with strips and in-kernel sums); a depth
+// that is not a multiple of the splits or of a k-tile.
 TEST(LargeShapes, SgemmDeepSplits) {
   GEMMLAB_REQUIRE_GPU();
-  const Shape shapes[] = {{128, 128, 131072}, {100, 130, 50001}, {256, 256, 65536}};
+  const Shape shapes[] = {
+      {128, 128, 131072}, {100, 130, 50001}, {256, 256, 65536}, {129, 129, 32768}};
   for (const Shape& shape : shapes)
-    for (Op b : {Op::N, Op::T})
-      for (int pad : {0, 3}) check_kernel({Precision::FP32, shape, Op::N, b, pad, pad == 0}, "simt/sgemm");
+    for (Op a : {Op::N, Op::T})
+      for (Op b : {Op::N, Op::T})
+        for (int pad : {0, 3})
+          check_kernel({Precision::FP32, shape, a, b, pad, pad == 0}, "simt/sgemm");
 }
 
 }  // namespace

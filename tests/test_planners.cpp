@@ -104,7 +104,9 @@ void expect_sgemm_plan_consistent(const Dims& d, sgemm::Tile tile, const DeviceD
   const sgemm::TileWork& w = L.work;
   const int64_t tiles = static_cast<int64_t>(L.grid.m_tiles) * L.grid.n_tiles;
   ASSERT_GE(w.splits, 1);
-  ASSERT_LE(w.splits, tiles > 1 ? sgemm::kMaxSplits : sgemm::kMaxForcedSplits);
+  // Past kMaxSplits only where kMaxSplits of each tile would leave SMs idle.
+  ASSERT_LE(w.splits, tiles * sgemm::kMaxSplits < dev.sms ? sgemm::kMaxForcedSplits
+                                                          : sgemm::kMaxSplits);
   const int kt_full = std::max(1, d.k / sgemm::kBK);
   EXPECT_EQ(w.splits, (kt_full + w.per_split - 1) / w.per_split);
   EXPECT_GE(kt_full - (w.splits - 1) * w.per_split, 1) << "the last split has no k-tile";
@@ -164,7 +166,7 @@ TEST(SgemmPlan, SplitTilesSumAsSlicesWithoutStrips) {
   EXPECT_EQ(sgemm::plan_tiles(128, 128, 131072, t, kH100, true, 256).work.splits, 256);
   EXPECT_EQ(sgemm::plan_tiles(128, 128, 131072, t, kH100, true, 1000).work.splits, 256);
   EXPECT_EQ(sgemm::plan_tiles(128, 128, 2048, t, kH100, true, 256).work.splits, 128);
-  EXPECT_LE(sgemm::plan_tiles(128, 128, 131072, t, kH100).work.splits, sgemm::kMaxSplits);
+  EXPECT_LE(sgemm::plan_tiles(1024, 1024, 131072, t, kH100).work.splits, sgemm::kMaxSplits);
   // Many tiles split in two: each tile's last block reads one partial, cheaper than two slices
   // of all of C (1536^3: 144 tiles of 128 x 128); three splits of 36 tiles (768^3) slice.
   const sgemm::TilePlan d = sgemm::plan_tiles(1536, 1536, 1536, t, kH100, true, 2);
@@ -214,10 +216,11 @@ TEST(SgemmPlan, SplitsWhereTheTilesCannotFillTheGpu) {
   // Too shallow to split: each split needs >= 4 k-tiles.
   EXPECT_EQ(sgemm::choose_splits(1024, 1024, 64, wide, kH100), 1);
   EXPECT_EQ(sgemm::choose_splits(1, 1, 1, sgemm::tile_shape(sgemm::Tile::k128x128), kH100), 1);
-  // Deep k on one tile: past 16 splits, bounded by the charged serial sum.
+  // Deep k on one tile: past 16 splits (past kMaxSplits too: CSmallerThanOneTileSplitsDeeper),
+  // bounded by the charged sum.
   const int deep = sgemm::choose_splits(128, 128, 131072, sgemm::tile_shape(sgemm::Tile::k128x128), kH100);
   EXPECT_GT(deep, 16);
-  EXPECT_LE(deep, sgemm::kMaxSplits);
+  EXPECT_LE(deep, sgemm::kMaxForcedSplits);
 }
 
 TEST(SgemmPlan, StreamKTailOnlyForABadlyFilledLastWave) {

@@ -138,8 +138,8 @@ TEST(SgemmPlan, ThinOutputsCopyBToTakeTheThinTiles) {
 
 TEST(SgemmPlan, CSmallerThanOneTileSplitsDeeper) {
   // 64 x 64 x 65536 on the 64 x 256 tile (the decode tile: m <= 64): one light block a split,
-  // so past kMaxSplits, each split still >= 4 k-tiles; 128 x 128 x 131072 on 128 x 128 (one
-  // full tile) keeps kMaxSplits.
+  // so past kMaxSplits, each split still >= 4 k-tiles; so one full 128 x 128 tile over k =
+  // 32768 or 131072 (kMaxSplits blocks would leave half the SMs idle), but not 4 tiles of it.
   const sgemm::TileShape dec = sgemm::tile_shape(sgemm::Tile::k64x256);
   const int s = sgemm::choose_splits(64, 64, 65536, dec, kH100);
   EXPECT_GT(s, sgemm::kMaxSplits);
@@ -148,8 +148,12 @@ TEST(SgemmPlan, CSmallerThanOneTileSplitsDeeper) {
   const sgemm::TilePlan L = sgemm::plan_tiles(64, 64, 65536, dec, kH100);
   EXPECT_EQ(L.work.splits, s);
   EXPECT_GT(L.blocks, sgemm::kMaxSplits);
-  EXPECT_LE(sgemm::choose_splits(128, 128, 131072, sgemm::tile_shape(sgemm::Tile::k128x128), kH100),
-            sgemm::kMaxSplits);
+  const sgemm::TileShape sq = sgemm::tile_shape(sgemm::Tile::k128x128);
+  for (int k : {32768, 131072}) {
+    EXPECT_GE(sgemm::choose_splits(128, 128, k, sq, kH100), 128) << k;
+    EXPECT_LE(sgemm::choose_splits(128, 128, k, sq, kH100), sgemm::kMaxForcedSplits) << k;
+  }
+  EXPECT_LE(sgemm::choose_splits(256, 256, 32768, sq, kH100), sgemm::kMaxSplits);
   EXPECT_EQ(sgemm::choose_splits(40, 40, 64, dec, kH100), 1);  // too shallow
 }
 

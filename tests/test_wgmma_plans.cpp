@@ -279,6 +279,25 @@ TEST(WgmmaPlan, SplitKSlicesCoverTheDepthInOneWave) {
   EXPECT_FALSE(wgmma_plan::split_k_pays(128, 128, 131072, 2, kH100)) << "a batch";
 }
 
+// The slices lead over a C of at most 512 x 512 from k = 8192, in every op pair for 16-bit
+// inputs, and for tf32 unless both operands are MN-major (TN).
+TEST(WgmmaPlan, SlicesLeadDeepKOverSmallC) {
+  using wgmma_plan::slices_lead;
+  for (Precision p : {Precision::BF16, Precision::FP16})
+    for (bool ak : {false, true})
+      for (bool bk : {false, true}) {
+        EXPECT_TRUE(slices_lead(128, 128, 8192, p, ak, bk));
+        EXPECT_TRUE(slices_lead(40, 40, 40000, p, ak, bk));
+        EXPECT_TRUE(slices_lead(512, 192, 10240, p, ak, bk));
+        EXPECT_FALSE(slices_lead(128, 128, 8191, p, ak, bk)) << "shallow";
+        EXPECT_FALSE(slices_lead(768, 768, 8192, p, ak, bk)) << "wgmma/small's tiles win";
+        EXPECT_FALSE(slices_lead(64, 4096, 14336, p, ak, bk)) << "a decode row";
+      }
+  EXPECT_TRUE(slices_lead(256, 256, 16384, Precision::TF32, true, false));   // NN
+  EXPECT_TRUE(slices_lead(256, 256, 16384, Precision::TF32, false, true));   // TT
+  EXPECT_FALSE(slices_lead(256, 256, 16384, Precision::TF32, false, false)) << "TN";
+}
+
 // wgmma/pingpong over wgmma/03 where its epilogue, hidden under the other warpgroup's main loop,
 // is a large share of a tile and both warpgroups of every SM have tiles (the measured cases of
 // docs/history.md: wgmma/pingpong).

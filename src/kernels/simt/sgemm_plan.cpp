@@ -106,8 +106,10 @@ int choose_splits(int m, int n, int k, const TileShape& t, const DeviceDesc& dev
   double best_cost = base;
   // A C smaller than one tile (no full tile) may split up to kMaxForcedSplits: its blocks are
   // light, and 64 of them left most SMs idle (fp32 64 x 64 x 65536 on the 64 x 256 tile: 64
-  // splits 66 us, 128 splits 38 us; cuBLAS 33; docs/history.md, cliffs).
-  const int cap = heavy == 0 ? kMaxForcedSplits : kMaxSplits;
+  // splits 66 us, 128 splits 38 us; cuBLAS 33; docs/history.md, cliffs). So may a C of so few
+  // tiles that kMaxSplits of each leave SMs idle (one 128 x 128 tile over k = 32768: 64 splits
+  // 62 us, 128 splits 36; cuBLAS 40-44; docs/history.md, "Deep K in every op pair").
+  const int cap = heavy == 0 || heavy * kMaxSplits < sms ? kMaxForcedSplits : kMaxSplits;
   for (int s = 2; s <= cap && ceil_div(kt, s) >= 4; ++s) {
     // Past 16 splits (deep k on a handful of tiles) the partial sums are charged: ~half a
     // k-tile's time per partial one block reads (a 64 KB partial of a 128 x 128 tile against

@@ -142,6 +142,7 @@ int variants(const GemmProblem& q, PlanChoice* out, int max) {
 // skinny problems of 16 (33 with K-major tokens) columns or more go to wgmma/small (240) where it
 // takes them.
 int auto_priority(const GemmProblem& q) {
+  if (split_k_takes(q)) return 0;
   const GemmProblem p = kernel_view(q);
   if (!dp::auto_takes(p.m, p.n, p.k, p.batch, p.op_a == Op::N)) return 0;
   if (roles_of(p).skinny &&

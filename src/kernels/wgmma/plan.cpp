@@ -159,6 +159,10 @@ bool split_k_pays(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDe
   return batch == 1 && k >= 8192 && 2 * tiles_of(m, n) <= dev.sms;
 }
 
+bool slices_lead(int64_t m, int64_t n, int64_t k, Precision p, bool a_k_major, bool b_k_major) {
+  return k >= 8192 && m <= 512 && n <= 512 && (half_precision(p) || a_k_major || b_k_major);
+}
+
 // An MN-major operand whose 128-byte TMA box rows straddle two cache lines slows wgmma/03 far
 // more than the extra sectors suggest (bf16 NN 3000^3 334 TFLOP/s against 500 for 3008^3, H100),
 // and a K-major B more still (its boxes are the 256-row side: 2048 x 2048 x 3000 NT 387 against

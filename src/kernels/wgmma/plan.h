@@ -119,6 +119,13 @@ Slices plan_slices(int64_t m, int64_t n, int64_t k, Precision p, const DeviceDes
 // Where `auto` prefers wgmma/split_k over wgmma/03 (measured, docs/history.md: wgmma/split_k):
 // one entry, k >= 8192, at most half the SMs' worth of tiles.
 bool split_k_pays(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc& dev);
+// Whether wgmma/split_k's slices should take a deep problem (k >= 8192) over a C of at most
+// 512 x 512 from wgmma/small's in-kernel depth splits and wgmma/decode's split strips: so in every
+// op pair for 16-bit inputs, and for tf32 where an operand is K-major (tf32 TN, both MN-major,
+// runs its slices on wgmma/03 and loses there). Measured, H100, each kernel's own plan (bf16
+// 128 x 128 x 8192 TN 96% of cuBLAS against 63%, 64 x 64 x 65536 NN 105% against 59%; tf32
+// 512 x 512 x 8192 TT 112% against 64%; docs/history.md, "Deep K in every op pair").
+bool slices_lead(int64_t m, int64_t n, int64_t k, Precision p, bool a_k_major, bool b_k_major);
 
 // Whether to copy a 16-bit operand of `elems` elements whose rows are 16-byte but not 128-byte
 // aligned into rows padded to 128 bytes (wgmma/host.cu) before an m x n x k GEMM: the copy (a

@@ -107,8 +107,10 @@ int variants(const GemmProblem& p, PlanChoice* out, int max) {
   return n;
 }
 
-// Ahead of wgmma/split_k (220) and wgmma/03 (200), behind wgmma/decode (260) and gemv/mma (250).
+// Ahead of wgmma/split_k (220) and wgmma/03 (200), behind wgmma/decode (260) and gemv/mma (250);
+// none where wgmma/split_k's slices lead (deep K over a small C: split_k_takes).
 int auto_priority(const GemmProblem& p) {
+  if (split_k_takes(p)) return 0;
   const bool tf32 = p.precision == Precision::TF32;
   const sp::Roles r = roles_of(p);
   if (sp::tokens_transposed(r, p.op_a == Op::N, p.op_b == Op::T, tf32) &&

@@ -29,6 +29,7 @@
 #include "kernels/common/launch.cuh"
 #include "kernels/common/slice_sum.h"
 #include "kernels/wgmma/plan.h"
+#include "kernels/wgmma/strips.h"
 #include "runtime/device_props.h"
 #include "runtime/plan_choice.h"
 #include "runtime/workspace.h"
@@ -147,6 +148,11 @@ int auto_priority(const GemmProblem& p) {
 }
 
 }  // namespace
+
+bool split_k_takes(const GemmProblem& p) {
+  return wgmma_plan::slices_lead(p.m, p.n, p.k, p.precision, p.op_a == Op::N, p.op_b == Op::T) &&
+         auto_priority(p) > 0;
+}
 
 extern const KernelDesc kWgmmaSplitK = {
     .name = "wgmma/split_k",

@@ -23,4 +23,9 @@ LaunchConfig strips_config(const GemmProblem& p, bool skinny, const wgmma_decode
 cudaError_t launch_strips(const GemmProblem& p, bool skinny, const wgmma_decode_plan::Plan& pl,
                           const wgmma_decode_plan::Plan& unsplit);
 
+// Whether `auto` gives p to wgmma/split_k's slices rather than to the strips kernel's own depth
+// splits (wgmma/small, wgmma/decode): wgmma_plan::slices_lead, where wgmma/split_k can run p
+// (split_k.cu).
+bool split_k_takes(const GemmProblem& p);
+
 }  // namespace gemmlab
