@@ -226,7 +226,6 @@ TEST(AutoKernel, SmallGrids16BitTakeWgmmaSmall) {
                         // Deep K over a small C: slices in every op pair (wgmma_plan::slices_lead)
                         {128, 128, 8192, Precision::BF16, "wgmma/split_k", Op::T, Op::N},
                         {64, 64, 65536, Precision::FP16, "wgmma/split_k"},
-                        {16, 512, 16384, Precision::BF16, "wgmma/decode", Op::N, Op::T},
                         {256, 256, 16384, Precision::TF32, "wgmma/split_k", Op::T, Op::T},
                         {256, 256, 8192, Precision::TF32, "wgmma/small", Op::T, Op::N},
                         // 200-byte rows: no split_k

@@ -140,11 +140,9 @@ int variants(const GemmProblem& q, PlanChoice* out, int max) {
 
 // Ahead of gemv/mma (250), wgmma/split_k (220) and wgmma/03 (200) where it was measured faster;
 // skinny problems of 16 (33 with K-major tokens) columns or more go to wgmma/small (240) where it
-// takes them. A deep K over a weight of at most 64 columns (one strip: 64 x 64 x 65536, 40 x 40 x
-// 40000 measured) goes to wgmma/split_k's slices where they take it; wider weights keep decode's
-// strips, whose splits fill the GPU there (not measured against the slices).
+// takes them.
 int auto_priority(const GemmProblem& q) {
-  if (q.n <= 64 && split_k_takes(q)) return 0;
+  if (split_k_takes(q)) return 0;
   const GemmProblem p = kernel_view(q);
   if (!dp::auto_takes(p.m, p.n, p.k, p.batch, p.op_a == Op::N)) return 0;
   if (roles_of(p).skinny &&
