@@ -140,7 +140,7 @@ int variants(const GemmProblem& q, PlanChoice* out, int max) {
 
 // Ahead of gemv/mma (250), wgmma/split_k (220) and wgmma/03 (200) where it was measured faster;
 // skinny problems of 16 (33 with K-major tokens) columns or more go to wgmma/small (240) where it
-// takes them.
+// takes them, and a deep K over a small C to wgmma/split_k's slices (split_k_takes).
 int auto_priority(const GemmProblem& q) {
   if (split_k_takes(q)) return 0;
   const GemmProblem p = kernel_view(q);
