@@ -227,7 +227,13 @@ TEST(AutoKernel, SmallGrids16BitTakeWgmmaSmall) {
                         {128, 128, 8192, Precision::BF16, "wgmma/split_k", Op::T, Op::N},
                         {64, 64, 65536, Precision::FP16, "wgmma/split_k"},
                         {256, 256, 16384, Precision::TF32, "wgmma/split_k", Op::T, Op::T},
-                        {256, 256, 8192, Precision::TF32, "wgmma/small", Op::T, Op::N},
+                        {256, 256, 8192, Precision::TF32, "wgmma/split_k", Op::T, Op::N},
+                        // ... also over tf32 rows gemv/small_m would take (m <= 16)
+                        {16, 512, 16384, Precision::TF32, "wgmma/split_k"},
+                        {4, 128, 8192, Precision::TF32, "wgmma/split_k", Op::N, Op::T},
+                        // tf32 rows of A^T from 3 on: wgmma/small, not gemv/small_m
+                        {16, 4096, 4096, Precision::TF32, "wgmma/small", Op::T, Op::N},
+                        {8, 8192, 8192, Precision::TF32, "wgmma/small", Op::T, Op::T},
                         // 200-byte rows: no split_k
                         {100, 100, 10000, Precision::BF16, "wgmma/small", Op::T, Op::N}};
   for (const Want& w : wants) {

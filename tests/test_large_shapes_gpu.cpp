@@ -380,14 +380,16 @@ TEST(LargeShapes, GemvMma) {
           for (int pad : {0, 3}) check_kernel({prec, shape, a, b, pad, pad == 0}, "gemv/mma");
 }
 
-// wgmma/split_k (sm_90): depths cut into slices run as one batched wgmma/03 launch, plus a shorter
-// last slice (k not a multiple of the slice), both layouts of A and B, a single tile and several,
-// and a depth too short to split (run by wgmma/03 alone); every dtype it takes.
+// wgmma/split_k (sm_90): depths cut into slices run as one batched launch (the strips kernel's or
+// wgmma/03's; tf32 TN transposes A while packing), plus a shorter last slice (k not a multiple of
+// the slice), both layouts of A and B, a single tile and several, a slice count lowered to a
+// divisor of the k-blocks (96 x 96 x 12288: 32 slices, not 42), and a depth too short to split
+// (run by wgmma/03 alone); every dtype it takes.
 TEST(LargeShapes, WgmmaSplitK) {
   GEMMLAB_REQUIRE_SM90();
   // (Every leading dimension a multiple of 8: 16-byte rows in all four layouts.)
   const Shape shapes[] = {{128, 128, 20000}, {304, 200, 9000}, {8, 64, 16384}, {64, 64, 64},
-                          {136, 264, 8256}};
+                          {136, 264, 8256},  {96, 96, 12288}};
   for (Precision prec : {Precision::BF16, Precision::FP16, Precision::TF32})
     for (const Shape& shape : shapes)
       for (Op a : {Op::N, Op::T})

@@ -244,10 +244,15 @@ TEST(WgmmaPlan, SplitKSlicesCoverTheDepthInOneWave) {
   // slices of 1024, tf32 op(A) = A and bf16 (on the strips kernel) 4096 / 128 = 32 of 4096 and
   // 2048 elements; 32 tiles of 1024 x 1024: 4 slices of 32768 (the wave and 4096 / 1024 agree);
   // 512 x 512 in bf16: 8.
-  EXPECT_FALSE(wgmma_plan::slices_on_strips(128, 128, Precision::TF32, false));
-  EXPECT_TRUE(wgmma_plan::slices_on_strips(128, 128, Precision::TF32, true));
-  EXPECT_FALSE(wgmma_plan::slices_on_strips(512, 512, Precision::TF32, true)) << "wgmma/03's";
-  EXPECT_TRUE(wgmma_plan::slices_on_strips(1024, 1024, Precision::FP16, false));
+  using wgmma_plan::slices_on_strips;
+  EXPECT_FALSE(slices_on_strips(128, 128, 131072, Precision::TF32, false)) << "TT, a deep A";
+  EXPECT_FALSE(slices_on_strips(40, 40, 40000, Precision::TF32, false)) << "TT, 1.6 M of A";
+  EXPECT_TRUE(slices_on_strips(128, 128, 8192, Precision::TF32, false)) << "TT, 1 M of A";
+  EXPECT_TRUE(slices_on_strips(128, 128, 131072, Precision::TF32, false, false)) << "TN";
+  EXPECT_FALSE(slices_on_strips(512, 512, 8192, Precision::TF32, false, false));
+  EXPECT_TRUE(slices_on_strips(128, 128, 131072, Precision::TF32, true));
+  EXPECT_FALSE(slices_on_strips(512, 512, 8192, Precision::TF32, true)) << "wgmma/03's";
+  EXPECT_TRUE(slices_on_strips(1024, 1024, 131072, Precision::FP16, false));
   const wgmma_plan::Slices one =
       wgmma_plan::plan_slices(128, 128, 131072, Precision::TF32, kH100, 0, false);
   EXPECT_EQ(one.full, 128);
@@ -268,6 +273,15 @@ TEST(WgmmaPlan, SplitKSlicesCoverTheDepthInOneWave) {
   EXPECT_TRUE(mid >= 8 && mid < 32) << mid;
   EXPECT_TRUE(odd >= 2 && odd < 32) << odd;
   EXPECT_GE(wgmma_plan::plan_slices(128, 128, 32768, Precision::BF16, kH100).count(), 32);
+  // Whole k-blocks cut into equal slices where a divisor lies within half the count: 64 x 512 x
+  // 8192 (128 k-blocks) takes 16 slices, not 22 and a shorter 23rd launched apart; 16 x 512 x
+  // 16384 32, not 43. A depth of partial k-blocks keeps its count (505 x 255 x 9000 above).
+  for (const int64_t m : {64, 16}) {
+    const int64_t k = m == 64 ? 8192 : 16384;
+    const wgmma_plan::Slices sl = wgmma_plan::plan_slices(m, 512, k, Precision::BF16, kH100);
+    EXPECT_EQ(sl.rest, 0) << m;
+    EXPECT_EQ(sl.count(), m == 64 ? 16 : 32) << m;
+  }
   // A slice count asked for (gemm-tune's variants) is honoured below the wave, capped at it.
   EXPECT_EQ(wgmma_plan::plan_slices(128, 128, 131072, Precision::BF16, kH100, 32).count(), 32);
   EXPECT_EQ(wgmma_plan::plan_slices(1024, 1024, 131072, Precision::BF16, kH100, 64).count(), 4);
@@ -280,7 +294,7 @@ TEST(WgmmaPlan, SplitKSlicesCoverTheDepthInOneWave) {
 }
 
 // The slices lead over a C of at most 512 x 512 from k = 8192, in every op pair for 16-bit
-// inputs, and for tf32 unless both operands are MN-major (TN).
+// inputs, and for tf32 unless both operands are MN-major (TN) and C too large for the strips.
 TEST(WgmmaPlan, SlicesLeadDeepKOverSmallC) {
   using wgmma_plan::slices_lead;
   for (Precision p : {Precision::BF16, Precision::FP16})
@@ -295,7 +309,8 @@ TEST(WgmmaPlan, SlicesLeadDeepKOverSmallC) {
       }
   EXPECT_TRUE(slices_lead(256, 256, 16384, Precision::TF32, true, false));   // NN
   EXPECT_TRUE(slices_lead(256, 256, 16384, Precision::TF32, false, true));   // TT
-  EXPECT_FALSE(slices_lead(256, 256, 16384, Precision::TF32, false, false)) << "TN";
+  EXPECT_TRUE(slices_lead(256, 256, 16384, Precision::TF32, false, false)) << "TN, on strips";
+  EXPECT_FALSE(slices_lead(512, 512, 16384, Precision::TF32, false, false)) << "TN on wgmma/03";
 }
 
 // wgmma/pingpong over wgmma/03 where its epilogue, hidden under the other warpgroup's main loop,

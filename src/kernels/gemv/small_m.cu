@@ -33,6 +33,7 @@
 #include "kernels/common/launch.cuh"
 #include "kernels/gemv/finish.cuh"
 #include "kernels/gemv/plan.h"
+#include "kernels/wgmma/strips.h"
 #include "runtime/device_props.h"
 #include "runtime/workspace.h"
 
@@ -368,11 +369,20 @@ constexpr int kAutoMaxRowsFp32 = 8;
 // / 1.03; 8192 x 8 x 4096 TN 0.90 / 1.03; 16384 x 4 x 4096 NT 0.98 / 1.14), at 3 slower (5000 x 3 x
 // 5000 TN 1.16 / 0.81, TT 1.25 / 0.96; docs/history.md, cliffs).
 constexpr int kAutoMaxSwappedTf32 = 3;
+// And none for tf32 on Hopper where wgmma/split_k's slices take a deep K over a small C
+// (split_k_takes): there the weight is too small to spread its stream over the SMs (H100, % of
+// cuBLAS, gemv/small_m against wgmma/split_k: 16 x 512 x 16384 NN 41 / 118, TN 40 / 92; 4 x 128 x
+// 8192 NN 38 / 140; 1 x 512 x 32768 NN 68 / 113); nor for tf32 rows of A^T (TN, TT) from 3 on,
+// which wgmma/small runs with the few rows transposed while packed (16 x 4096 x 4096 TN 64 / 93,
+// TT 48 / 96; 8 x 8192 x 8192 TT 79 / 99; at 2 rows level: docs/history.md, gemv/small_m).
 int auto_priority(const GemmProblem& p) {
   if (p.precision == Precision::FP32)
     return p.m <= kAutoMaxRowsFp32 || (runs_swapped(p) && p.n <= 8) ? 300 : 0;
-  if (p.precision == Precision::TF32)
+  if (p.precision == Precision::TF32) {
+    if (device_cc() >= 90 && (split_k_takes(p) || (p.op_a == Op::T && p.m > 2 && !runs_swapped(p))))
+      return 0;
     return p.m <= gemv_plan::kMaxM || (runs_swapped(p) && p.n <= kAutoMaxSwappedTf32) ? 250 : 0;
+  }
   return p.m <= 2 && p.op_b == Op::T ? 150 : 0;
 }
 

@@ -131,12 +131,15 @@ bool pingpong_pays(int64_t m, int64_t n, int64_t k, int64_t batch, bool heavy_ep
   return k <= 2048 && small_entries;
 }
 
-bool slices_on_strips(int64_t m, int64_t n, Precision p, bool a_k_major) {
-  return half_precision(p) || (p == Precision::TF32 && a_k_major && m * n < 512 * 512);
+bool slices_on_strips(int64_t m, int64_t n, int64_t k, Precision p, bool a_k_major,
+                      bool b_k_major) {
+  return half_precision(p) ||
+         (p == Precision::TF32 && m * n < 512 * 512 &&
+          (a_k_major || !b_k_major || m * k <= kMaxTransposedTf32A));
 }
 
 Slices plan_slices(int64_t m, int64_t n, int64_t k, Precision p, const DeviceDesc& dev,
-                   int want, bool a_k_major) {
+                   int want, bool a_k_major, bool b_k_major) {
   const int kb = k_blocks_of(k, p);
   const int64_t kb_elems = half_precision(p) ? 64 : 32;  // a k-block: 128 bytes
   const int64_t tiles = std::max<int64_t>(tiles_of(m, n), 1);
@@ -144,13 +147,23 @@ Slices plan_slices(int64_t m, int64_t n, int64_t k, Precision p, const DeviceDes
   // Slices on the strips kernel, whose smaller tiles fill the SMs with fewer slices: 4096 /
   // sqrt(m n) of them, within the wave (the measured best per C size, 16-bit: docs/history.md,
   // wgmma/split_k; a tf32 k-block is as many bytes and wgmma clocks as a 16-bit one).
-  const int fit = slices_on_strips(m, n, p, a_k_major)
+  const int fit = slices_on_strips(m, n, k, p, a_k_major, b_k_major)
                       ? static_cast<int>(std::max(2.0, 4096.0 / std::sqrt(static_cast<double>(m) *
                                                                          static_cast<double>(n))))
                       : wave;
   const int cap = want > 0 ? std::min(want, wave) : std::min(fit, wave);
-  const int slices = std::max(1, std::min(cap, kb / 4));  // each slice >= 4 k-blocks
+  int slices = std::max(1, std::min(cap, kb / 4));  // each slice >= 4 k-blocks
   if (slices == 1) return {1, 0, k};
+  // A depth of whole k-blocks cut into equal slices: a count that leaves a shorter last slice
+  // costs that slice a launch of its own after the others (bf16 64 x 512 x 8192, 22 slices: 0.015
+  // ms against 16 slices' 0.010, H100: docs/history.md, wgmma/split_k), so the planner's own
+  // count drops to the largest divisor of the k-blocks down to half of it.
+  if (want == 0 && k % kb_elems == 0 && kb % slices != 0)
+    for (int s = slices - 1; 2 * s >= slices; --s)
+      if (kb % s == 0) {
+        slices = s;
+        break;
+      }
   const int64_t ks = ((kb + slices - 1) / slices) * kb_elems;
   return {static_cast<int>(k / ks), static_cast<int>(k % ks), ks};
 }
@@ -160,7 +173,9 @@ bool split_k_pays(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDe
 }
 
 bool slices_lead(int64_t m, int64_t n, int64_t k, Precision p, bool a_k_major, bool b_k_major) {
-  return k >= 8192 && m <= 512 && n <= 512 && (half_precision(p) || a_k_major || b_k_major);
+  return k >= 8192 && m <= 512 && n <= 512 &&
+         (half_precision(p) || a_k_major || b_k_major ||
+          slices_on_strips(m, n, k, p, false, false));
 }
 
 // An MN-major operand whose 128-byte TMA box rows straddle two cache lines slows wgmma/03 far

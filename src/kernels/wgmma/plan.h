@@ -97,15 +97,22 @@ int auto_priority(const GemmProblem& p, const DeviceDesc& dev);
 bool pingpong_pays(int64_t m, int64_t n, int64_t k, int64_t batch, bool heavy_epilogue,
                    const DeviceDesc& dev);
 
-// wgmma/split_k's slices of an m x n C run on the strips kernel (wgmma/small) for 16-bit inputs,
-// and for tf32 with op(A) = A (its tf32 tokens must be K-major) over a C below 512 x 512; else on
-// wgmma/03, whose slices measured faster for a larger tf32 C (docs/history.md, wgmma/split_k).
-bool slices_on_strips(int64_t m, int64_t n, Precision p, bool a_k_major);
+// wgmma/split_k's slices of an m x n x k problem run on the strips kernel (wgmma/small) for 16-bit
+// inputs, and for tf32 over a C below 512 x 512 with op(A) = A (its tf32 tokens must be K-major),
+// or with A^T transposed while packed: in TN (both operands MN-major ran at 31-59% of cuBLAS on
+// wgmma/03), and in TT where A has at most kMaxTransposedTf32A elements (from 1.6 M, 40 x 40000,
+// wgmma/03's register A, which saves the copy, measured faster); else on wgmma/03, whose slices
+// measured faster for a larger tf32 C (docs/history.md, wgmma/split_k).
+constexpr int64_t kMaxTransposedTf32A = 1280 * 1024;
+bool slices_on_strips(int64_t m, int64_t n, int64_t k, Precision p, bool a_k_major,
+                      bool b_k_major = true);
 // wgmma/split_k: the depth of an m x n x k problem cut into `full` slices of `ks` elements (a
 // whole number of k-blocks) and a last one of `rest` (may be 0). At most as many slices as the SMs
 // hold copies of the problem's 128 x 256 tiles (slices * tiles <= SMs, one wave without
 // stream-k), on the strips kernel (slices_on_strips) at most 4096 / sqrt(m n), each at least 4
-// k-blocks deep; count() == 1: no split. want > 0 asks for that many slices
+// k-blocks deep; where the depth is whole k-blocks, the largest count down to half of that which
+// divides them (a shorter last slice is a second launch); count() == 1: no split. want > 0 asks
+// for that many slices
 // instead (a plan variant gemm-tune measures: fewer slices write fewer partials), still at most
 // one wave and 4 k-blocks deep each.
 struct Slices {
@@ -114,17 +121,18 @@ struct Slices {
   int count() const { return full + (rest > 0 ? 1 : 0); }
 };
 Slices plan_slices(int64_t m, int64_t n, int64_t k, Precision p, const DeviceDesc& dev,
-                   int want = 0, bool a_k_major = true);
+                   int want = 0, bool a_k_major = true, bool b_k_major = true);
 
 // Where `auto` prefers wgmma/split_k over wgmma/03 (measured, docs/history.md: wgmma/split_k):
 // one entry, k >= 8192, at most half the SMs' worth of tiles.
 bool split_k_pays(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc& dev);
 // Whether wgmma/split_k's slices should take a deep problem (k >= 8192) over a C of at most
 // 512 x 512 from wgmma/small's in-kernel depth splits and wgmma/decode's split strips: so in every
-// op pair for 16-bit inputs, and for tf32 where an operand is K-major (tf32 TN, both MN-major,
-// runs its slices on wgmma/03 and loses there). Measured, H100, each kernel's own plan (bf16
-// 128 x 128 x 8192 TN 96% of cuBLAS against 63%, 64 x 64 x 65536 NN 105% against 59%; tf32
-// 512 x 512 x 8192 TT 112% against 64%; docs/history.md, "Deep K in every op pair").
+// op pair for 16-bit inputs, and for tf32 where an operand is K-major or the slices run on the
+// strips kernel (tf32 TN below 512 x 512: on wgmma/03 its slices lost). Measured, H100, each
+// kernel's own plan (bf16 128 x 128 x 8192 TN 96% of cuBLAS against 63%, 64 x 64 x 65536 NN 105%
+// against 59%; tf32 512 x 512 x 8192 TT 112% against 64%, 128 x 128 x 8192 TN 84% against 59%;
+// docs/history.md, "Deep K in every op pair").
 bool slices_lead(int64_t m, int64_t n, int64_t k, Precision p, bool a_k_major, bool b_k_major);
 
 // Whether to copy a 16-bit operand of `elems` elements whose rows are 16-byte but not 128-byte

@@ -17,8 +17,9 @@
 // The last slice may be shorter: a second launch of one entry. Without scratch (or under a
 // NoDepthSplit) the problem runs on wgmma/03 as it is.
 // Seed: beyond the seeds (issue: deep K).
-// The slice count is a plan variant gemm-tune measures (one wave's worth, then halves); for
-// 16-bit inputs the planner takes 4096 / sqrt(m n) of them (plan.h).
+// The slice count is a plan variant gemm-tune measures (one wave's worth, then halves); on the
+// strips kernel the planner takes 4096 / sqrt(m n) of them, or a divisor of the k-blocks a little
+// below, so that no shorter last slice needs a launch of its own (plan.h).
 // Measured (H100, deep-k suite, cuBLAS in the same run, 2026-11-25 03:50 UTC A/B): bf16 0.98x
 // of cuBLAS (0.91x with the sum launched after the slices and one load per slice in turn), worst
 // 256 x 256 x 8192 90% (78%); fp16 0.98x, tf32 1.26x; wgmma/03 alone ran 1024 x 1024 x 131072
@@ -46,7 +47,7 @@ using wgmma_plan::Slices;
 // The slices of p; a forced plan's `splits` is the slice count asked for (gemm-tune's variants).
 Slices plan_slices(const GemmProblem& p) {
   return wgmma_plan::plan_slices(p.m, p.n, p.k, p.precision, current_device_desc(),
-                                 forced_plan().splits, p.op_a == Op::N);
+                                 forced_plan().splits, p.op_a == Op::N, p.op_b == Op::T);
 }
 
 // The batched problem of the full slices (entry s: depth [s * ks, (s + 1) * ks)), or the last,
@@ -74,11 +75,14 @@ GemmProblem slice_problem(const GemmProblem& p, const Slices& sl, float* parts, 
 const KernelDesc& inner() { return kWgmmaWarpSpecializedPersistent; }
 // The kernel of the slices (wgmma_plan::slices_on_strips): wgmma/small's strips kernel, its tile
 // picked by its cost model for the batch of slices (a C of 128 x 128 no longer pads wgmma/03's
-// 128 x 256 tile to twice its size; measured: docs/history.md, wgmma/split_k), but for tf32 with
-// op(A) = A^T, which it does not take, and tf32 over a C of 512 x 512 or more: wgmma/03.
+// 128 x 256 tile to twice its size; measured: docs/history.md, wgmma/split_k), but for tf32 TT
+// over a deep A (transposed while packed it measured slower than wgmma/03's register A) and tf32
+// over a C of 512 x 512 or more: wgmma/03.
 const KernelDesc& slice_kernel(const GemmProblem& p) {
-  return wgmma_plan::slices_on_strips(p.m, p.n, p.precision, p.op_a == Op::N) ? kWgmmaSmall
-                                                                               : inner();
+  return wgmma_plan::slices_on_strips(p.m, p.n, p.k, p.precision, p.op_a == Op::N,
+                                      p.op_b == Op::T)
+             ? kWgmmaSmall
+             : inner();
 }
 
 const char* unsupported(const GemmProblem& p) {
@@ -130,10 +134,10 @@ LaunchConfig config(const GemmProblem& p) {
 int variants(const GemmProblem& p, PlanChoice* out, int max) {
   const DeviceDesc dev = current_device_desc();
   int n = 0, last = 0;
-  const bool ak = p.op_a == Op::N;
-  for (int want = wgmma_plan::plan_slices(p.m, p.n, p.k, p.precision, dev, dev.sms, ak).count();
+  const bool ak = p.op_a == Op::N, bk = p.op_b == Op::T;
+  for (int want = wgmma_plan::plan_slices(p.m, p.n, p.k, p.precision, dev, dev.sms, ak, bk).count();
        want >= 2 && n < max; want /= 2) {
-    const int c = wgmma_plan::plan_slices(p.m, p.n, p.k, p.precision, dev, want, ak).count();
+    const int c = wgmma_plan::plan_slices(p.m, p.n, p.k, p.precision, dev, want, ak, bk).count();
     if (c == last || c < 2) continue;
     out[n++] = PlanChoice{0, c};
     last = c;
