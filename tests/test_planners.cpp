@@ -322,6 +322,9 @@ TEST(GemvPlan, SlicesCoverTheDepthAndFitSharedMemory) {
               EXPECT_GE(p.col_tiles * p.cols, n);
               if (p.splits > 1 && p.k_slice * p.rows < gemv_plan::kSmemFloats / 2)
                 EXPECT_LE(8.0 * p.splits * p.rows, 0.07 * k * eb) << "partials past ~6% of B";
+              // A strip's splits capped where its shared copy of op(A) allows the deeper slices
+              if (static_cast<int64_t>(k) * p.rows <= gemv_plan::kSmemFloats * 8)
+                EXPECT_LE(p.splits, gemv_plan::kMaxStripSplits);
               const gemv_plan::Plan q =
                   gemv_plan::plan(m, n, k, k_contig, true, eb, dev, /*scratch=*/false);
               EXPECT_EQ(q.splits, 1);

@@ -34,6 +34,11 @@ Plan plan(int m, int n, int k, bool k_contig, bool b_aligned, int elem_bytes, co
   // n-contiguous B: one wave of the kBlocksPerSm blocks an SM holds, each slice as deep as that
   // allows (~4 per SM left a third, nearly empty wave; measured: docs/history.md, gemv/small_m).
   if (!k_contig) splits = std::max(1, std::min(splits, kBlocksPerSm * dev.sms / p.col_tiles));
+  // At most kMaxStripSplits of them a column strip: its splits meet on one counter (a CAS loop)
+  // and its last block sums them, and ~200 of them (a narrow C: one or two strips) cost more
+  // than the SMs they bring (fp32 1 x 128 x 8192 NN 16% -> 60% of cuBLAS, 4 x 512 x 16384 NN 66%
+  // -> 88%; H100, docs/history.md, gemv/small_m).
+  splits = std::min(splits, kMaxStripSplits);
   // The slice: a whole number of passes, no larger than the block's shared copy of op(A). Without
   // scratch one block per column tile walks the whole depth, a slice at a time.
   p.k_slice = std::min(ceil_div(passes, std::max(1, splits)) * p.k_step, max_slice);

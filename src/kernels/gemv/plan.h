@@ -20,6 +20,7 @@ constexpr int kThreads = 256;   // 8 warps
 constexpr int kBlocksPerSm = 2; // the kernels' __launch_bounds__ minimum: what an SM holds
 constexpr int kSmemFloats = 8192;  // the block's slice of op(A), as float: 32 KB at most
 constexpr int kBlockSmemBytes = 48 * 1024;  // static + dynamic shared memory without an opt-in
+constexpr int kMaxStripSplits = 16;  // depth splits a column strip is planned for (see plan())
 
 struct Plan {
   bool k_contig;   // B stored n x k (op(B) = B^T, the weight layout of y = x W^T)
