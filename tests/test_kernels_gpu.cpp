@@ -231,6 +231,8 @@ TEST(AutoKernel, SmallGrids16BitTakeWgmmaSmall) {
                         // ... also over tf32 rows gemv/small_m would take (m <= 16)
                         {16, 512, 16384, Precision::TF32, "wgmma/split_k"},
                         {4, 128, 8192, Precision::TF32, "wgmma/split_k", Op::N, Op::T},
+                        // ... and tf32 A^T rows off 16 bytes (transposed while packed)
+                        {70, 128, 16384, Precision::TF32, "wgmma/split_k", Op::T, Op::N},
                         // tf32 rows of A^T from 3 on: wgmma/small, not gemv/small_m
                         {16, 4096, 4096, Precision::TF32, "wgmma/small", Op::T, Op::N},
                         {8, 8192, 8192, Precision::TF32, "wgmma/small", Op::T, Op::T},

@@ -387,15 +387,17 @@ TEST(LargeShapes, GemvMma) {
 // (run by wgmma/03 alone); every dtype it takes.
 TEST(LargeShapes, WgmmaSplitK) {
   GEMMLAB_REQUIRE_SM90();
-  // (Every leading dimension a multiple of 8: 16-byte rows in all four layouts.)
+  // (Leading dimensions a multiple of 8, but 70 x 128 x 16384's A^T: tf32 TN / TT transpose A
+  // while packing and take it; 16-bit TN / TT, 140-byte rows, are not asked.)
   const Shape shapes[] = {{128, 128, 20000}, {304, 200, 9000}, {8, 64, 16384}, {64, 64, 64},
-                          {136, 264, 8256},  {96, 96, 12288}};
+                          {136, 264, 8256},  {96, 96, 12288},  {70, 128, 16384}};
   for (Precision prec : {Precision::BF16, Precision::FP16, Precision::TF32})
     for (const Shape& shape : shapes)
       for (Op a : {Op::N, Op::T})
         for (Op b : {Op::N, Op::T})
           for (bool beta_zero : {true, false})
-            check_kernel({prec, shape, a, b, 0, beta_zero}, "wgmma/split_k");
+            if (shape.m % 8 == 0 || a == Op::N || prec == Precision::TF32)
+              check_kernel({prec, shape, a, b, 0, beta_zero}, "wgmma/split_k");
 }
 
 // simt/sgemm's split tiles without strips write whole slices of C, summed with the epilogue by

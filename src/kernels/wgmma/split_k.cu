@@ -88,7 +88,11 @@ const KernelDesc& slice_kernel(const GemmProblem& p) {
 const char* unsupported(const GemmProblem& p) {
   if (p.batch != 1) return "needs batch == 1 (the slices are its batch)";
   const int eb = input_bytes(p.precision);
-  if (!rows_aligned(p.A, p.lda, eb, 16) || !rows_aligned(p.B, p.ldb, eb, 16))
+  // (A tf32 A^T sliced on the strips kernel is transposed while packed: any rows will do.)
+  const bool a_copied = p.precision == Precision::TF32 && p.op_a == Op::T &&
+                        wgmma_plan::slices_on_strips(p.m, p.n, p.k, p.precision, false,
+                                                     p.op_b == Op::T);
+  if ((!a_copied && !rows_aligned(p.A, p.lda, eb, 16)) || !rows_aligned(p.B, p.ldb, eb, 16))
     return "needs 16-byte aligned rows of A and B";
   return inner().unsupported ? inner().unsupported(p) : nullptr;
 }
