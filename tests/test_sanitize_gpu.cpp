@@ -117,14 +117,15 @@ TEST(Sanitize, TmaStoreEpilogue) {
 // wgmma/03's 128 x 192 tile, alone and in CTA pairs (2 x 1 clusters, B multicast into both
 // CTAs' stages, stages released on both): 192 single tiles on 132 CTAs, or 96 pair tiles on 66
 // pairs, so some CTAs' second tile reuses the TMA store buffer half its first tile's last (third:
-// odd) box went out of; bf16 D with a bias and GELU through TMA, and an fp32 D read in place (the
-// staged stores). Then 128 x 256 pairs on 1000 rows (the last pair's second CTA has 104 rows; B's
+// odd) box went out of, and a 16-bit D's second tile runs its first k-blocks with the first
+// tile's deferred boxes (K = 256: 4 k-blocks); bf16 D with a bias and GELU through TMA, and an
+// fp32 D read in place (the staged stores). Then 128 x 256 pairs on 1000 rows (the last pair's second CTA has 104 rows; B's
 // 3000-column rows read in place).
 TEST(Sanitize, Wgmma03NarrowTileAndPairs) {
   GEMMLAB_REQUIRE_GPU();
   if (current_cc() < 90) GTEST_SKIP() << "wgmma/03 needs sm_90a";
   ExSpec a;
-  a.precision = Precision::BF16, a.m = 1536, a.n = 3000, a.k = 128, a.op_b = Op::T;
+  a.precision = Precision::BF16, a.m = 1536, a.n = 3000, a.k = 256, a.op_b = Op::T;
   a.d_type = DType::BF16, a.null_c = true, a.bias = true, a.act = Activation::GeluTanh;
   ExSpec b = a;
   b.precision = Precision::FP16, b.d_type = DType::F32, b.null_c = false, b.beta = 0.5f;
@@ -136,6 +137,8 @@ TEST(Sanitize, Wgmma03NarrowTileAndPairs) {
   b.m = 1000;
   const ForcePlan pairs(PlanChoice{3, 0});
   expect_correct(b, "wgmma/03_tma_wgmma_ws_persistent");
+  a.m = 3000;  // 128 x 256 pairs: 12 x 12 pair tiles on at most 66 pairs, boxes deferred
+  expect_correct(a, "wgmma/03_tma_wgmma_ws_persistent");
 }
 
 // wgmma/pingpong's turns: 162 tiles of 128 x 128 on at most 132 CTAs, so the second warpgroup

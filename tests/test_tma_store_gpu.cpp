@@ -173,29 +173,32 @@ void sweep_16bit(std::initializer_list<Extents> shapes, int seed0, bool fp32_nee
       }
 }
 
-// wgmma/03's 128 x 192 tile (plan variant 2; the planner's for 3000^2 and 3072^2): three 64-column
-// boxes of a 16-bit D per warp, an odd number, so each tile's first box reuses the half of the
-// buffer the last tile's last box went out of (a CTA of 3000 x 3000 takes 2-3 tiles). Every D
-// dtype, edges that cut the 192-column tiles (m64n8 past 3840: 3848 columns), padded D rows,
-// bias, activations, transposes, a batch with a gap; and the bits under graph replay and on two
-// streams.
-// The same for the CTA pairs (plans 3 and 4: 2 x 1 clusters, B multicast), whose 256-row pair
-// tiles leave the second CTA past the end at 129, 300 and 1000 rows.
-TEST(TmaStore, Wgmma03NarrowTileEveryDTypeEdgesManyTiles) {
+// wgmma/03 over grids of several tiles per CTA, in each of its plans: 128 x 256 and 128 x 192
+// tiles (plan variants 1, 2), single and in CTA pairs (3, 4: 2 x 1 clusters, B multicast). A
+// 16-bit D's boxes go out under the next tile's first k-blocks (deferred_store.cuh) where the next
+// tile has as many k-blocks as there are deferred boxes: K = 256 and 200 (4 k-blocks), 192 (3);
+// shorter ones (K = 128, 64) store them first. The 128 x 192 tile has three boxes a warp, an odd
+// number, so each tile's first box reuses the half of the buffer the last tile's last box went out
+// of. 3000 and 2049 rows leave a warpgroup past the end in the last row of tiles (it stores what
+// it holds, then skips), 3848 columns an m64n8 edge tile (its main loop runs alone); every D
+// dtype, padded D rows, bias, activations, transposes, a batch with a gap (pairs: the second CTA
+// past the end at 129, 300 and 1000 rows). And the bits under graph replay and on two streams.
+TEST(TmaStore, Wgmma03EveryPlanEveryDTypeEdgesManyTiles) {
   GEMMLAB_REQUIRE_GPU();
   if (current_cc() < 90) GTEST_SKIP() << "wgmma/03 needs sm_90a";
-  for (int plan : {2, 3, 4}) {
+  for (int plan : {1, 2, 3, 4}) {
     SCOPED_TRACE(plan);
-    const ForcePlan narrow(PlanChoice{plan, 0});
-    sweep_16bit({{129, 200, 70}, {300, 392, 33}, {3000, 3000, 128}, {1000, 3848, 64}}, 600,
-                /*fp32_needs_work=*/true, [](const ExSpec& s) { expect_wgmma03_correct(s); });
+    const ForcePlan force(PlanChoice{plan, 0});
+    sweep_16bit({{129, 200, 70}, {300, 392, 33}, {3000, 3000, 128}, {1000, 3848, 64},
+                 {3000, 3000, 256}, {2049, 3848, 200}, {1000, 3848, 192}},
+                600, /*fp32_needs_work=*/true, [](const ExSpec& s) { expect_wgmma03_correct(s); });
   }
   ExSpec g;
   g.precision = Precision::BF16, g.m = 3000, g.n = 3000, g.k = 256, g.d_type = DType::BF16;
   g.null_c = true, g.bias = true, g.bias_type = DType::BF16, g.act = Activation::GeluTanh;
   g.seed = 650;
   ASSERT_TRUE(sm90::tma_storable(ExProblem(g).problem()));
-  for (int plan : {2, 4}) {
+  for (int plan : {1, 2, 4}) {
     const ForcePlan force(PlanChoice{plan, 0});
     expect_same_bits_in_graphs_and_streams(g, kWgmma03);
   }

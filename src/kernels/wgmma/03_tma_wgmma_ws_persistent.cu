@@ -21,19 +21,23 @@
 // A strided batch is one launch (3-D tensor maps; the tile sequence runs entry after entry). Under
 // DynamicTiles (gemmlab_dist's pieces) a CTA draws its tiles after the first from a counter. A D
 // written without reading C goes out through TMA stores after the epilogue is applied in
-// registers (epilogue.cuh: store_fragment_tma); other epilogues through the staged float4 drain.
+// registers (epilogue.cuh: store_fragment_tma); a 16-bit D keeps the last two of each warp's
+// boxes rounded in registers and stores them under the next tile's first k-blocks
+// (deferred_store.cuh); other epilogues go through the staged float4 drain.
 // Seed: beyond the seeds.
 // Measured (H100 SXM, cuBLAS in the same run, 2026-11-25): 4096^3 bf16 97%, tf32 99%; 4097^3
-// 2.3-3.6x. History (pairs, 128x192, stream-k tails, 128 x 128 tiles): docs/history.md.
+// 2.3-3.6x. bf16 D (cuBLASLt bf16-out, 2026-11-28): 4096^3 98%, 4096 x 4096 x 1024 96-97%. History (pairs, 128x192, stream-k tails, 128 x 128 tiles): docs/history.md.
 #include <algorithm>
 #include <type_traits>
 
 #include "kernels/common/launch.cuh"
 #include "kernels/common/split_k.cuh"
+#include "kernels/wgmma/deferred_store.cuh"
 #include "kernels/wgmma/host.h"
 #include "kernels/wgmma/persistent.cuh"
 #include "kernels/wgmma/plan.h"
 #include "kernels/wgmma/sm90.cuh"
+#include "kernels/wgmma/stream_k_tiles.cuh"
 #include "runtime/device_props.h"
 #include "runtime/plan_choice.h"
 #include "runtime/reserve_sms.h"
@@ -50,7 +54,6 @@ using wgmma_plan::kMaxContrib;
 
 constexpr int kStages = 4;
 constexpr int kThreads = 384;  // warpgroup 0: producer; 1 and 2: consumers
-constexpr int kPartialFloats = 64 * kBN;  // one consumer warpgroup's accumulators
 
 // kN: the tile's columns, kBN or (16-bit) kBNNarrow (wgmma_plan::persistent_bn).
 template <typename T, bool kAK, bool kBK, int kN>
@@ -67,47 +70,6 @@ constexpr int smem_bytes() {
 // registers to spare.
 template <typename T, int kN>
 constexpr bool kHasStreamK = sizeof(T) == 2 && kN == kBN;
-
-// Calls seg(tile, kb_begin, kb_end) for this CTA's work in order: one tile at a time (the first
-// is cta: blockIdx.x, or the pair's index; then next(tile)), or its stream-k run cut at tile
-// boundaries. One call site: the consumers' body is inlined into seg (a second doubles the code).
-template <bool kSk, typename Next, typename Seg>
-__device__ __forceinline__ void for_each_segment(int cta, int tiles, int num_kb, const StreamK& sk,
-                                                 Next&& next, Seg&& seg) {
-  const bool sk_on = kSk && sk.ctas != 0;
-  const int end = sk_on ? min((cta + 1) * sk.iters, tiles * num_kb) : tiles;
-  for (int it = sk_on ? cta * sk.iters : cta; it < end;) {
-    int tile = it, kb0 = 0, kb1 = num_kb;
-    if (sk_on) {
-      const StreamKSegment g = stream_k_segment(it, end, num_kb);
-      tile = g.tile, kb0 = g.k_begin, kb1 = g.k_end;
-      it += kb1 - kb0;
-    } else {
-      it = next(it);
-    }
-    seg(tile, kb0, kb1);
-  }
-}
-
-// Stream-k: a tile shared by several CTAs. Each consumer warpgroup publishes its 64 x 256 partial
-// and the last to arrive sums them in contributor order (deterministic); false in the others.
-// live: this thread's rows are inside C (else it publishes and sums nothing, but arrives).
-[[maybe_unused]] __device__ __forceinline__ bool reduce_shared_tile(float (&d)[kBN / 2], const StreamK& sk,
-                                                   const SplitWorkspace& ws, int tile, int cw,
-                                                   volatile int* flag, bool live) {
-  int first = 0, last = 0;
-  stream_k_runs(tile, sk.kt, sk.iters, &first, &last);
-  if (last == first) return true;
-  const int half = 2 * tile + cw, n = last - first + 1;
-  float* parts = ws.partials + static_cast<int64_t>(half) * kMaxContrib * kPartialFloats;
-  const int t = threadIdx.x % 128;
-  if (live) split_publish<128>(parts + (static_cast<int>(blockIdx.x) - first) * kPartialFloats, d, t);
-  if (!split_arrive_last_group(ws.counters + half, ws.tag, n, flag, t == 0,
-                               [&] { warpgroup_bar(1 + cw); }))
-    return false;
-  if (live) split_sum<128>(parts, n, kPartialFloats, d, t);  // in contributor order
-  return true;
-}
 
 // kSwapped: the kernel computes C^T (see PreparedOperands) and stores its result transposed.
 // kEpi: see EpiKind; map_d is D's store map under kEpiTma (unused otherwise).
@@ -187,21 +149,44 @@ __global__ void __launch_bounds__(kThreads, 1)
   const bool signals = threadIdx.x % 128 == 0;  // one arrive per warpgroup
   const uint32_t smem_base = smem_addr(smem);
   float d[kN / 2];
+  // A 16-bit D through TMA stores: each tile's boxes go out under the next tile's first k-blocks
+  // (deferred_store.cuh). (kEpiTma never has tf32's register-A main loop: by_epilogue.)
+  constexpr bool kDefer = kEpi == kEpiTma && !(TileT::kTf32 && !TileT::kAK);
+  constexpr int kBoxes = PackedTile<kN>::kBoxes;
+  const bool defer = kDefer && ep.d_type != DType::F32;
+  PackedTile<kN> packed;
+  uint8_t* box_buf = reinterpret_cast<uint8_t*>(sm.epilogue_of(cw));
   const auto next = [&](int tile) {
     return tile_counter ? tiles_ring.take(cw) : tile + step;
   };
   for_each_segment<kHasStreamK<T, kN> && !kPair>(first, tiles, num_kb, sk, next, [&](int tile, int kb0, int kb1) {
     const BatchTile bt = tile_at(tile);
     const TileCoord tc = bt.tc;
-    if (tc.row0 + 64 * cw >= rows) return skip(ring, signals, kb0, kb1);
-    // A tile with <= 8 valid columns uses m64n8 (d[0..3]; the other accumulators are stale but
-    // their columns are past the end, so the epilogue's bounds checks drop them).
+    if (tc.row0 + 64 * cw >= rows) {
+      if constexpr (kDefer) packed.flush(box_buf, &map_d);
+      return skip(ring, signals, kb0, kb1);
+    }
     // The TMA-store epilogue's 16-bit bias word, loaded before the main loop (load_bias_word).
     uint32_t bias_word = 0;
     if constexpr (kEpi == kEpiTma) bias_word = load_bias_word(ep, tc.col0);
     int prev = 0;
-    if (cols - tc.col0 <= 8) consume<TileT, true>(d, ring, smem_base, cw, signals, kb0, kb1, &prev);
-    else consume<TileT, false>(d, ring, smem_base, cw, signals, kb0, kb1, &prev);
+    // A tile with <= 8 valid columns uses m64n8 (d[0..3]; the other accumulators are stale but
+    // their columns are past the end, so the epilogue's bounds checks drop them).
+    const bool narrow = cols - tc.col0 <= 8;
+    bool done = false;  // main loop run (with the last tile's stores)
+    if constexpr (kDefer) {
+      if (packed.pending && !narrow && kb1 - kb0 >= kBoxes) {
+        consume_ss_with<TileT, kBoxes>(d, ring, smem_base, cw, signals, kb0, kb1, &prev,
+                                       [&](int box) { packed.store_box(box, box_buf, &map_d); });
+        packed.pending = false, done = true;
+      } else {
+        packed.flush(box_buf, &map_d);
+      }
+    }
+    if (!done) {
+      if (narrow) consume<TileT, true>(d, ring, smem_base, cw, signals, kb0, kb1, &prev);
+      else consume<TileT, false>(d, ring, smem_base, cw, signals, kb0, kb1, &prev);
+    }
     wgmma_wait<0>();
     fence_operand(d);
     if (signals) ring.release(prev);
@@ -209,11 +194,15 @@ __global__ void __launch_bounds__(kThreads, 1)
       if (sk.ctas > 0 && !reduce_shared_tile(d, sk, ws, tile, cw, &sk_last[cw],
                                              tc.row0 + 64 * cw + fragment_row(0) < rows))
         return;
-    store_tile<TileT, kSwapped, kEpi>(
-        kEpi == kEpiTma ? ep : ep.entry(bt.entry, batch.stride_c, batch.stride_d), d,
-        sm.epilogue_of(cw), cw, tc.row0 + 64 * cw, tc.col0, bt.entry, &map_d, sm.bias_of(cw),
-        bias_word);
+    if (defer)
+      packed.pack(ep, d, box_buf, &map_d, sm.bias_of(cw), bias_word, 1 + cw, tc.row0 + 64 * cw, tc.col0, bt.entry);
+    else
+      store_tile<TileT, kSwapped, kEpi>(
+          kEpi == kEpiTma ? ep : ep.entry(bt.entry, batch.stride_c, batch.stride_d), d,
+          sm.epilogue_of(cw), cw, tc.row0 + 64 * cw, tc.col0, bt.entry, &map_d, sm.bias_of(cw),
+          bias_word);
   });
+  if constexpr (kDefer) packed.flush(box_buf, &map_d);
   // Each warp's last TMA stores (its lane 0 issued them) are done before the CTA exits.
   if constexpr (kEpi == kEpiTma) if (threadIdx.x % 32 == 0) bulk_wait_all<0>();
 #endif

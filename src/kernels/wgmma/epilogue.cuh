@@ -247,37 +247,52 @@ __device__ __forceinline__ float2 unpack_bias_word(uint32_t x, DType t) {
 }
 
 // A warp's finished values of one box (v[4g], v[4g + 1]: its upper row, columns 8g + 2 (lane % 4)
-// + {0, 1}; v[4g + 2], v[4g + 3]: 8 rows below) into the 16-row box at `box` in D's dtype
-// (kEs bytes; bf16 or fp16 by `bf16`). 16-bit: stmatrix step s writes groups 2s and 2s + 1
-// (matrices: group 2s above, below; group 2s + 1 above, below); lane l gives row l % 8 of matrix
-// l / 8: box row srow, group 2s + l / 16. fp32: 8-byte stores of the pairs, rows lane / 4 and 8
-// below.
+// + {0, 1}; v[4g + 2], v[4g + 3]: 8 rows below), rounded to bf16 or fp16 pairs: w[j] holds
+// v[2j], v[2j + 1].
+template <int kVals>
+__device__ __forceinline__ void pack_box(const float (&v)[kVals], bool bf16,
+                                         uint32_t (&w)[kVals / 2]) {
+  if (bf16) {
+#pragma unroll
+    for (int j = 0; j < kVals / 2; ++j) {
+      const __nv_bfloat162 h = __floats2bfloat162_rn(v[2 * j], v[2 * j + 1]);
+      w[j] = *reinterpret_cast<const uint32_t*>(&h);
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < kVals / 2; ++j) {
+      const __half2 h = __floats2half2_rn(v[2 * j], v[2 * j + 1]);
+      w[j] = *reinterpret_cast<const uint32_t*>(&h);
+    }
+  }
+}
+
+// A warp's packed 16-bit box (pack_box; kWords = 2 per fragment group, from word `first` of w)
+// into the 16-row box at `box`: stmatrix step s writes groups 2s and 2s + 1 (matrices: group 2s
+// above, below; group 2s + 1 above, below); lane l gives row l % 8 of matrix l / 8: box row
+// srow, group 2s + l / 16.
+template <int kWords, int kAll>
+__device__ __forceinline__ void stmatrix_box(uint8_t* box, const uint32_t (&w)[kAll], int first) {
+  const int lane = threadIdx.x % 32;
+  const int srow = 8 * ((lane >> 3) & 1) + (lane & 7);
+  const uint32_t row_addr = smem_addr(box) + srow * 128;
+#pragma unroll
+  for (int s = 0; s < kWords / 4; ++s)
+    stmatrix_x4(row_addr + (((2 * s + (lane >> 4)) ^ (lane & 7)) << 4), w[first + 4 * s],
+                w[first + 4 * s + 1], w[first + 4 * s + 2], w[first + 4 * s + 3]);
+}
+
+// A warp's finished values of one box into the 16-row box at `box` in D's dtype (kEs bytes;
+// bf16 or fp16 by `bf16`). fp32: 8-byte stores of the pairs, rows lane / 4 and 8 below.
 template <int kEs, int kVals>
 __device__ __forceinline__ void write_box(uint8_t* box, const float (&v)[kVals], bool bf16) {
   constexpr int kGroups = kVals / 4;
-  const int lane = threadIdx.x % 32, t = lane % 4;
   if constexpr (kEs == 2) {
     uint32_t w[kVals / 2];
-    if (bf16) {
-#pragma unroll
-      for (int j = 0; j < kVals / 2; ++j) {
-        const __nv_bfloat162 h = __floats2bfloat162_rn(v[2 * j], v[2 * j + 1]);
-        w[j] = *reinterpret_cast<const uint32_t*>(&h);
-      }
-    } else {
-#pragma unroll
-      for (int j = 0; j < kVals / 2; ++j) {
-        const __half2 h = __floats2half2_rn(v[2 * j], v[2 * j + 1]);
-        w[j] = *reinterpret_cast<const uint32_t*>(&h);
-      }
-    }
-    const int srow = 8 * ((lane >> 3) & 1) + (lane & 7);
-    const uint32_t row_addr = smem_addr(box) + srow * 128;
-#pragma unroll
-    for (int s = 0; s < kGroups / 2; ++s)
-      stmatrix_x4(row_addr + (((2 * s + (lane >> 4)) ^ (lane & 7)) << 4), w[4 * s], w[4 * s + 1],
-                  w[4 * s + 2], w[4 * s + 3]);
+    pack_box(v, bf16, w);
+    stmatrix_box<kVals / 2>(box, w, 0);
   } else {
+    const int lane = threadIdx.x % 32, t = lane % 4;
     const int row_lo = lane / 4, row_hi = row_lo + 8;
 #pragma unroll
     for (int g = 0; g < kGroups; ++g) {
@@ -290,69 +305,101 @@ __device__ __forceinline__ void write_box(uint8_t* box, const float (&v)[kVals],
   }
 }
 
+// The shapes of store_fragment_tma's boxes for a D of kEs-byte elements and kN-column tiles.
+template <int kN, int kEs>
+struct TmaBoxes {
+  static constexpr int kW = 128 / kEs;       // D columns per box (128 bytes)
+  static constexpr int kGroups = kW / 8;     // fragment groups of 8 columns per box
+  static constexpr int kVals = 4 * kGroups;  // a thread's values per box
+  static constexpr int kBoxes = kN / kW;
+  static_assert(kN % kW == 0, "whole boxes");
+  static_assert(kN / 8 * 4 * 4 <= kTileBiasBytes, "the tile's bias words fit their block");
+};
+
+// The 16-bit bias words of the tile (load_bias_word) into the warpgroup's block, before its
+// boxes read them (the last tile's words were all read before this barrier).
+__device__ __forceinline__ void stage_tile_bias(const Epilogue& ep, uint32_t* bias_smem,
+                                                uint32_t bias_word, int wg_bar) {
+  if (ep.bias && ep.bias_type != DType::F32) {
+    bias_smem[threadIdx.x % 128] = bias_word;
+    warpgroup_bar(wg_bar);
+  }
+}
+
+// This thread's finished values of box `box` of the fragment (alpha, bias, activation; not yet
+// rounded): v[4g], v[4g + 1]: the upper row, columns col0 + kW box + 8g + 2 (lane % 4) + {0, 1};
+// v[4g + 2], v[4g + 3]: 8 rows below. A 16-bit bias from the staged block, an fp32 one from L2.
+template <int kN, int kEs, int kVals = TmaBoxes<kN, kEs>::kVals>
+__device__ __forceinline__ void tma_box_values(const Epilogue& ep, const float (&d)[kN / 2],
+                                               int box, int col0, const uint32_t* bias_smem,
+                                               float (&v)[kVals]) {
+  using B = TmaBoxes<kN, kEs>;
+  const int t = threadIdx.x % 4;
+#pragma unroll
+  for (int i = 0; i < kVals; ++i) v[i] = d[box * kVals + i];
+  BoxBias<B::kGroups> cur;
+  if (ep.bias && ep.bias_type == DType::F32) {
+    cur.load(ep, col0 + B::kW * box + 2 * t);
+  } else if (ep.bias) {  // this box's words of the 16-bit bias
+#pragma unroll
+    for (int g = 0; g < B::kGroups; ++g) {
+      const float2 f = unpack_bias_word(bias_smem[4 * (box * B::kGroups + g) + t], ep.bias_type);
+      cur.v[2 * g] = f.x, cur.v[2 * g + 1] = f.y;
+    }
+  } else {
+    cur.zero();
+  }
+#pragma unroll
+  for (int i = 0; i < kVals; ++i) v[i] = fmaf(v[i], ep.alpha, cur.v[2 * (i / 4) + i % 2]);
+  activate_n<kVals>(v, ep.act);
+}
+
+// The warp's half of its two box buffers that box `box` of a tile of kBoxes uses, once the
+// warp's store of box - 2 has read it. With an odd number of boxes a tile's first box reuses the
+// half of the last tile's last box: all its stores first (long done by then).
+template <int kBoxes>
+__device__ __forceinline__ uint8_t* tma_box_half(uint8_t* buf, int box) {
+  const int warp = threadIdx.x % 128 / 32;
+  if (threadIdx.x % 32 == 0) {
+    if (kBoxes % 2 != 0 && box == 0) bulk_wait_read<0>();
+    else bulk_wait_read<1>();
+  }
+  __syncwarp();
+  return buf + warp * 2 * kTmaStoreBoxBytes + (box & 1) * kTmaStoreBoxBytes;
+}
+
+// The box just written to `half` out to D at (col, the warp's 16 rows from row0, entry z).
+__device__ __forceinline__ void tma_box_issue(const CUtensorMap* map, uint8_t* half, int col,
+                                              int row0, int z) {
+  fence_proxy_async();  // the box's generic-proxy writes, visible to TMA after the sync
+  __syncwarp();
+  if (threadIdx.x % 32 == 0) {
+    tma_store_3d(map, half, col, row0 + 16 * (threadIdx.x % 128 / 32), z);
+    bulk_commit_group();
+  }
+}
+
 // kEs: D's element bytes (2: bf16 / fp16, 4: fp32). (row0, col0): the fragment's origin in D; z: the batch entry
 // (the map's third coordinate). bias_smem: the warpgroup's kTileBiasBytes block; bias_word:
 // load_bias_word(ep, col0), loaded before the tile's main loop. stage_bias = false: the block
 // already holds this tile's words (a second fragment of the same columns: wgmma/pingpong).
+// Each warp stores its own 16 rows: boxes of 16 rows x 128 bytes in its quarter of the buffer
+// (two 2 KB halves), handed to TMA by its lane 0; no barrier between the warps.
 template <int kN, int kEs>
 __device__ __forceinline__ void store_fragment_tma(const Epilogue& ep, const float (&d)[kN / 2],
                                                    uint8_t* buf, int wg_bar, const CUtensorMap* map,
                                                    int row0, int col0, int z, uint32_t* bias_smem,
                                                    uint32_t bias_word, bool stage_bias = true) {
-  constexpr int kW = 128 / kEs;              // D columns per box (128 bytes)
-  constexpr int kGroups = kW / 8;            // fragment groups of 8 columns per box
-  constexpr int kVals = 4 * kGroups;         // a thread's values per box
-  constexpr int kBoxes = kN / kW;
-  static_assert(kN % kW == 0, "whole boxes");
-  static_assert(kN / 8 * 4 * 4 <= kTileBiasBytes, "the tile's bias words fit their block");
-  const int lane = threadIdx.x % 32, t = lane % 4, warp = threadIdx.x % 128 / 32;
-  const bool issuer = lane == 0;
-  const bool bias32 = ep.bias && ep.bias_type == DType::F32;
+  using B = TmaBoxes<kN, kEs>;
+  if (stage_bias) stage_tile_bias(ep, bias_smem, bias_word, wg_bar);
   const bool bf16 = ep.d_type == DType::BF16;
-  // Each warp stores its own 16 rows: boxes of 16 rows x 128 bytes in its quarter of the buffer
-  // (two 2 KB halves), handed to TMA by its lane 0; no barrier between the warps.
-  uint8_t* wbuf = buf + warp * 2 * kTmaStoreBoxBytes;
-  if (ep.bias && !bias32 && stage_bias) {
-    // (the last tile's words were all read before this barrier)
-    bias_smem[threadIdx.x % 128] = bias_word;
-    warpgroup_bar(wg_bar);
-  }
 #pragma unroll
-  for (int box = 0; box < kBoxes; ++box) {
-    // v[4g], v[4g + 1]: the upper row, columns c + 8g + {0, 1}; v[4g + 2], v[4g + 3]: 8 below.
-    float v[kVals];
-#pragma unroll
-    for (int i = 0; i < kVals; ++i) v[i] = d[box * kVals + i];
-    BoxBias<kGroups> cur;
-    if (bias32) {
-      cur.load(ep, col0 + kW * box + 2 * t);
-    } else if (ep.bias) {  // this box's words of the 16-bit bias
-#pragma unroll
-      for (int g = 0; g < kGroups; ++g) {
-        const float2 f = unpack_bias_word(bias_smem[4 * (box * kGroups + g) + t], ep.bias_type);
-        cur.v[2 * g] = f.x, cur.v[2 * g + 1] = f.y;
-      }
-    } else {
-      cur.zero();
-    }
-#pragma unroll
-    for (int i = 0; i < kVals; ++i) v[i] = fmaf(v[i], ep.alpha, cur.v[2 * (i / 4) + i % 2]);
-    activate_n<kVals>(v, ep.act);
-    uint8_t* half = wbuf + (box & 1) * kTmaStoreBoxBytes;
-    // The warp's store of box - 2 has read this half. With an odd number of boxes a tile's first
-    // box reuses the half of the last tile's last box: all its stores first (long done by then).
-    if (issuer) {
-      if (kBoxes % 2 != 0 && box == 0) bulk_wait_read<0>();
-      else bulk_wait_read<1>();
-    }
-    __syncwarp();
+  for (int box = 0; box < B::kBoxes; ++box) {
+    float v[B::kVals];
+    tma_box_values<kN, kEs>(ep, d, box, col0, bias_smem, v);
+    uint8_t* half = tma_box_half<B::kBoxes>(buf, box);
     write_box<kEs>(half, v, bf16);
-    fence_proxy_async();  // the box's generic-proxy writes, visible to TMA after the sync
-    __syncwarp();
-    if (issuer) {
-      tma_store_3d(map, half, col0 + kW * box, row0 + 16 * warp, z);
-      bulk_commit_group();
-    }
+    tma_box_issue(map, half, col0 + B::kW * box, row0, z);
   }
 }
 

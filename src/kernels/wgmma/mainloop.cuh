@@ -48,19 +48,41 @@ struct PairRing : Ring<kStages> {
 // whose release is left to the caller (after its wgmma_wait<0>).
 // Consumer main loop, A and B from shared memory: keep each k-block's wgmmas in flight until the
 // next block's are issued; the previous block's have retired then, so its stage goes back.
+// side(): run after the block's commit, while its wgmmas do.
+template <class TileT, bool kNarrow, class RingT, class Side>
+__device__ __forceinline__ void consume_ss_step(float (&d)[TileT::kCols / 2], RingT& ring,
+                                                uint32_t smem_base, int cw, bool signals,
+                                                bool first, int* prev, Side&& side) {
+  mbar_wait(&ring.full[ring.s], ring.phase);
+  wgmma_fence();
+  TileT::template mma<kNarrow>(d, smem_base + ring.s * TileT::kBytes, cw, !first);
+  wgmma_commit();
+  side();
+  wgmma_wait<1>();
+  if (!first && signals) ring.release(*prev);
+  *prev = ring.s;
+  ring.advance();
+}
 template <class TileT, bool kNarrow, class RingT>
 __device__ __forceinline__ void consume_ss(float (&d)[TileT::kCols / 2], RingT& ring,
                                            uint32_t smem_base, int cw, bool signals, int kb0,
                                            int kb1, int* prev) {
-  for (int kb = kb0; kb < kb1; ++kb, ring.advance()) {
-    mbar_wait(&ring.full[ring.s], ring.phase);
-    wgmma_fence();
-    TileT::template mma<kNarrow>(d, smem_base + ring.s * TileT::kBytes, cw, kb > kb0);
-    wgmma_commit();
-    wgmma_wait<1>();
-    if (kb > kb0 && signals) ring.release(*prev);
-    *prev = ring.s;
-  }
+  for (int kb = kb0; kb < kb1; ++kb)
+    consume_ss_step<TileT, kNarrow>(d, ring, smem_base, cw, signals, kb == kb0, prev, [] {});
+}
+// The same with side(i) after the commit of each of the tile's first kSide k-blocks (the caller
+// makes sure there are that many: no wgmma sits under a branch), e.g. the last tile's deferred
+// stores (deferred_store.cuh).
+template <class TileT, int kSide, class RingT, class Side>
+__device__ __forceinline__ void consume_ss_with(float (&d)[TileT::kCols / 2], RingT& ring,
+                                                uint32_t smem_base, int cw, bool signals, int kb0,
+                                                int kb1, int* prev, Side&& side) {
+#pragma unroll
+  for (int i = 0; i < kSide; ++i)
+    consume_ss_step<TileT, false>(d, ring, smem_base, cw, signals, i == 0, prev,
+                                  [&] { side(i); });
+  for (int kb = kb0 + kSide; kb < kb1; ++kb)
+    consume_ss_step<TileT, false>(d, ring, smem_base, cw, signals, false, prev, [] {});
 }
 
 // Consumer main loop with A from registers (tf32, MN-major A). The A registers of block kb are
