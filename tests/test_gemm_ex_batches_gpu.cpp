@@ -65,6 +65,9 @@ TEST(GemmEx, SgemmBatchInOneLaunch) {
     expect_correct(s, kSgemm);
     s.stride_b = 0, s.seed = 38;  // one B for every entry
     expect_correct(s, kSgemm);
+    // A batch of tiny entries (sgemm_plan::tiny_c: the 32 x 256 tile from 65 rows up).
+    s.m = 77, s.n = 77, s.k = 77, s.batch = 8, s.stride_b = -1, s.seed = 39;
+    expect_correct(s, kSgemm);
   }
   ExSpec deep;
   deep.precision = Precision::FP32, deep.m = 128, deep.n = 128, deep.k = 8192, deep.batch = 2;

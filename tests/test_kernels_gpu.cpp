@@ -26,7 +26,7 @@ namespace {
 std::vector<Case> all_cases() {
   const Shape shapes[] = {{1, 1, 1},       {7, 13, 5},      {64, 64, 64},   {1000, 1025, 999},
                           {1025, 1025, 1025}, {4097, 31, 2049}, {257, 129, 1}, {31, 4097, 67},
-                          {128, 256, 4096}, {8, 4097, 1031}};
+                          {128, 256, 4096}, {8, 4097, 1031}, {100, 250, 77}};
   std::vector<Case> cases;
   for (Precision p : {Precision::FP32, Precision::TF32, Precision::BF16, Precision::FP16})
     for (const Shape& s : shapes)

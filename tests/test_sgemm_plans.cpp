@@ -157,5 +157,32 @@ TEST(SgemmPlan, CSmallerThanOneTileSplitsDeeper) {
   EXPECT_EQ(sgemm::choose_splits(40, 40, 64, dec, kH100), 1);  // too shallow
 }
 
+// A tiny C (at most 128 x 256, K <= kTinyK) from 65 rows up: the 32-row tile, one block per 32
+// rows instead of one 128-row block, in every op pair; not a thin output (its thin tile), a
+// deeper K (100 x 200 x 1000; the deep-k suite's 128 x 128 x 8192 keeps the 128-row tile and its
+// splits) or a wider C.
+TEST(SgemmPlan, TinyCTakesThe32RowTile) {
+  for (Op a : {Op::N, Op::T})
+    for (Op b : {Op::N, Op::T})
+      for (const Dims& d : {Dims{96, 96, 96}, Dims{77, 77, 77}, Dims{128, 128, 512}, Dims{128, 256, 256},
+                            Dims{65, 200, 33}}) {
+        SCOPED_TRACE(testing::Message() << d.m << "x" << d.n << "x" << d.k << " " << int(a) << int(b));
+        EXPECT_TRUE(sgemm::tiny_c(d.m, d.n, d.k));
+        EXPECT_EQ(sgemm::plan_operands(problem(d, a, b), true, true, kH100).tile,
+                  sgemm::Tile::k32x256);
+      }
+  EXPECT_FALSE(sgemm::tiny_c(128, 128, 513));
+  EXPECT_FALSE(sgemm::tiny_c(129, 128, 128));
+  EXPECT_FALSE(sgemm::tiny_c(128, 257, 128));
+  EXPECT_EQ(sgemm::plan_operands(problem({128, 128, 8192}), true, true, kH100).tile,
+            sgemm::Tile::k128x128);
+  EXPECT_NE(sgemm::plan_operands(problem({100, 200, 1000}, Op::T, Op::N), true, true, kH100).tile,
+            sgemm::Tile::k32x256);
+  EXPECT_NE(sgemm::plan_operands(problem({256, 256, 256}), true, true, kH100).tile,
+            sgemm::Tile::k32x256);
+  EXPECT_EQ(sgemm::plan_operands(problem({120, 16, 120}), true, true, kH100).tile,
+            sgemm::Tile::k256x32);
+}
+
 }  // namespace
 }  // namespace gemmlab

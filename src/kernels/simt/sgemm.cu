@@ -19,7 +19,7 @@
 //   transposed) rows when that is cheap next to the GEMM;
 // - six tiles (128 x 128 two blocks per SM; 128 x 256 with 8 x 16 per thread, fewer LDS per
 //   FFMA; 64 x 256 and 32 x 256 for decode rows, M <= 64 and M <= 32, where a 128-row tile
-//   computes 2-8 times the rows it keeps; 256 x 64 and 256 x 32, their transposes, for thin
+//   computes 2-8 times the rows it keeps, and 32 x 256 for a tiny C over a short K (tiny_c); 256 x 64 and 256 x 32, their transposes, for thin
 //   outputs, N <= 64) and 4 or 8 pipeline stages, chosen by the planner
 //   (sgemm_plan.h), which config() and launch() share, or forced by gemm-tune's table (the tile
 //   and depth splits: variants()). The device side is sgemm_kernel.cuh;

@@ -19,6 +19,8 @@ bool worth_copying(const GemmProblem& p, int64_t rows, int64_t cols, double shar
   return copy_s < share * gemm_s && rows * aligned_ld_16(cols, sizeof(float)) <= INT_MAX;
 }
 
+bool tiny_c(int64_t m, int64_t n, int64_t k) { return m <= 128 && n <= 256 && k <= kTinyK; }
+
 bool wide_pads_columns(int64_t n) {
   const int64_t pad_wide = (n + 255) / 256 * 256 - n, pad_narrow = (n + 127) / 128 * 128 - n;
   return pad_wide - pad_narrow > n / 10;
@@ -56,6 +58,8 @@ OperandPlan plan_operands(const GemmProblem& p, bool a_aligned, bool b_aligned,
     pl.tile = p.m <= 32 ? Tile::k32x256 : Tile::k64x256;
   else if (thin_shape && thin_ok)
     pl.tile = p.n <= 32 ? Tile::k256x32 : Tile::k256x64;
+  else if (tiny_c(p.m, p.n, p.k))
+    pl.tile = Tile::k32x256;
   if (forced != nullptr && (*forced != Tile::k128x256 || (!at && !bt_run && pl.bv)) &&
       (!thin_tile(*forced) || thin_ok))
     pl.tile = *forced;

@@ -72,6 +72,13 @@ OperandPlan plan_operands(const GemmProblem& p, bool a_aligned, bool b_aligned,
 // 128 x 128 tile pads (n = 128: 128 more, 300: 128 more): then the 128 x 128 tile runs, as the
 // wide one's extra columns are computed and thrown away (H100, fp32 NN: 4096 x 128 x 4096 23.2
 // TFLOP/s wide, 39.8 narrow; 2500 x 300 x 2500 20.7 / 28.0; docs/history.md, cliffs).
+// A C of at most 128 x 256 over a short K (96^3, a batch of 77^3): the run is latency, not
+// throughput, and the 128-row tiles give it one block of 256 threads where the 32-row decode tile
+// gives it one per 32 rows. plan_operands takes the 32 x 256 tile there from 65 rows up (at most
+// 64 rows take the decode tiles anyway). Up to K = 512: at 100 x 200 x 1000 it lost in three op
+// pairs of four (docs/history.md, simt/sgemm: tiny problems).
+constexpr int64_t kTinyK = 512;
+bool tiny_c(int64_t m, int64_t n, int64_t k);
 bool wide_pads_columns(int64_t n);
 constexpr bool decode_tile(Tile t) { return t == Tile::k64x256 || t == Tile::k32x256; }
 constexpr bool thin_tile(Tile t) { return t == Tile::k256x64 || t == Tile::k256x32; }
