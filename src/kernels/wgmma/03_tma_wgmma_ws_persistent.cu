@@ -26,7 +26,8 @@
 // (deferred_store.cuh); other epilogues go through the staged float4 drain.
 // Seed: beyond the seeds.
 // Measured (H100 SXM, cuBLAS in the same run, 2026-11-25): 4096^3 bf16 97%, tf32 99%; 4097^3
-// 2.3-3.6x. bf16 D (cuBLASLt bf16-out, 2026-11-28): 4096^3 98%, 4096 x 4096 x 1024 96-97%. History (pairs, 128x192, stream-k tails, 128 x 128 tiles): docs/history.md.
+// 2.3-3.6x. bf16 D (cuBLASLt bf16-out, 2026-11-28): 4096^3 98%, 4096 x 4096 x 1024 96-97%.
+// History (pairs, 128x192, stream-k tails, 128 x 128 tiles, deferred boxes): docs/history.md.
 #include <algorithm>
 #include <type_traits>
 
@@ -195,7 +196,8 @@ __global__ void __launch_bounds__(kThreads, 1)
                                              tc.row0 + 64 * cw + fragment_row(0) < rows))
         return;
     if (defer)
-      packed.pack(ep, d, box_buf, &map_d, sm.bias_of(cw), bias_word, 1 + cw, tc.row0 + 64 * cw, tc.col0, bt.entry);
+      packed.pack(ep, d, box_buf, &map_d, sm.bias_of(cw), bias_word, 1 + cw, tc.row0 + 64 * cw,
+                  tc.col0, bt.entry);
     else
       store_tile<TileT, kSwapped, kEpi>(
           kEpi == kEpiTma ? ep : ep.entry(bt.entry, batch.stride_c, batch.stride_d), d,

@@ -17,7 +17,8 @@ namespace sm90 {
 
 // The tile's last two boxes a warp (of four, or three in 128 x 192 tiles) wait for the next main
 // loop; the others are stored at once, as store_fragment_tma does. Two are what fits: with all
-// four (64 words) ptxas spilled ~240 bytes a thread, and ran no faster (results/h100-deferred-store.txt).
+// four (64 words) ptxas spilled ~240 bytes a thread, and ran no faster
+// (results/h100-deferred-store.txt).
 template <int kN>
 struct PackedTile {
   using B = TmaBoxes<kN, 2>;
