@@ -26,7 +26,8 @@
 // (deferred_store.cuh); other epilogues go through the staged float4 drain.
 // Seed: beyond the seeds.
 // Measured (H100 SXM, cuBLAS in the same run, 2026-11-25): 4096^3 bf16 97%, tf32 99%; 4097^3
-// 2.3-3.6x. bf16 D (cuBLASLt bf16-out, 2026-11-28): 4096^3 98%, 4096 x 4096 x 1024 96-97%.
+// 2.3-3.6x. bf16 D (cuBLASLt bf16-out, 2026-11-28 07:40): 4096^3 762 TFLOP/s (98%), 4096 x
+// 4096 x 1024 643-646 (96-97%; 623-625, 93%, with the boxes stored between main loops).
 // History (pairs, 128x192, stream-k tails, 128 x 128 tiles, deferred boxes): docs/history.md.
 #include <algorithm>
 #include <type_traits>

@@ -46,9 +46,7 @@ struct PackedTile {
       uint32_t p[kBoxWords];
       pack_box(v, bf16, p);
       if (box < kFirst) {
-        uint8_t* half = tma_box_half<B::kBoxes>(buf, box);
-        stmatrix_box<kBoxWords>(half, p, 0);
-        tma_box_issue(map, half, col0 + B::kW * box, row0, z);
+        put_box(box, p, 0, buf, map);
       } else {
 #pragma unroll
         for (int j = 0; j < kBoxWords; ++j) w[(box - kFirst) * kBoxWords + j] = p[j];
@@ -57,11 +55,18 @@ struct PackedTile {
     pending = true;
   }
 
+  // Box `box` of the tile, its words from word `first` of words, out through the warp's buffer.
+  template <int kAll>
+  __device__ __forceinline__ void put_box(int box, const uint32_t (&words)[kAll], int first,
+                                          uint8_t* buf, const CUtensorMap* map) const {
+    uint8_t* half = tma_box_half<B::kBoxes>(buf, box);
+    stmatrix_box<kBoxWords>(half, words, first);
+    tma_box_issue(map, half, col0 + B::kW * box, row0, z);
+  }
+
   // Deferred box i (a constant after unrolling: w is indexed by it) out through the warp's buffer.
   __device__ __forceinline__ void store_box(int i, uint8_t* buf, const CUtensorMap* map) const {
-    uint8_t* half = tma_box_half<B::kBoxes>(buf, kFirst + i);
-    stmatrix_box<kBoxWords>(half, w, i * kBoxWords);
-    tma_box_issue(map, half, col0 + B::kW * (kFirst + i), row0, z);
+    put_box(kFirst + i, w, i * kBoxWords, buf, map);
   }
 
   // Every deferred box of a pending tile, now.
