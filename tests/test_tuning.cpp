@@ -331,5 +331,28 @@ TEST(GemmTune, VariantRowsValidateAndStayOutOfTheSummary) {
   EXPECT_NEAR(s[0].worst_ratio, 0.05 / 0.06, 1e-9) << "the forced variant is not a kernel a call runs";
 }
 
+// gemm-tune --time-limit: the first round starts no problem past its share of the time (but
+// always its first); the later rounds repeat exactly the problems it reached, so every problem
+// measured has all its rounds (choose_tuning skips the incomplete ones).
+TEST(GemmTune, TimeLimitStopsBetweenProblemsAndLaterRoundsRepeatTheFirst) {
+  Options o;
+  EXPECT_TRUE(starts_another_problem(o, 1000, 1e6)) << "no limit";
+  o.stop_after_seconds = 10;
+  EXPECT_TRUE(starts_another_problem(o, 0, 50)) << "the first problem always starts";
+  EXPECT_TRUE(starts_another_problem(o, 3, 9.9));
+  EXPECT_FALSE(starts_another_problem(o, 3, 10));
+  Options later;
+  later.max_problems = 4;
+  EXPECT_TRUE(starts_another_problem(later, 3, 1e6)) << "a later round has no clock, a count";
+  EXPECT_FALSE(starts_another_problem(later, 4, 0));
+  // A problem the second round did not reach gets no entry from one round's numbers.
+  Report first = report_of({row("auto", 16, 0.02), row("simt/sgemm", 16, 0.01, "32x256", {4, 0}),
+                            row("auto", 32, 0.04), row("simt/sgemm", 32, 0.02, "32x256", {4, 0})});
+  Report second = report_of({row("auto", 16, 0.02), row("simt/sgemm", 16, 0.01, "32x256", {4, 0})});
+  const std::vector<TuneEntry> e = choose_tuning(std::vector<Report>{first, second});
+  ASSERT_EQ(e.size(), 1u);
+  EXPECT_EQ(e[0].shape.m, 16);
+}
+
 }  // namespace
 }  // namespace gemmbench

@@ -15,6 +15,12 @@ const char* bias_kind_name(BiasKind b) {
   return "unknown";
 }
 
+bool starts_another_problem(const Options& o, size_t started, double elapsed_s) {
+  if (o.max_problems > 0 && started >= o.max_problems) return false;
+  if (started == 0) return true;  // a time limit always lets the first problem run
+  return !(o.stop_after_seconds > 0 && elapsed_s >= o.stop_after_seconds);
+}
+
 bool uses_extended(const Options& o) {
   for (gemmlab::DType t : o.out_dtypes)
     if (t != gemmlab::DType::F32) return true;

@@ -47,7 +47,17 @@ struct Options {
   std::string profile_kernel;  // --profile KERNEL: one warm-up + one launch in an NVTX range
   std::string json_path, csv_path;
   bool quiet = false;
+  // gemm-tune --time-limit: start no problem once this many seconds of the run have passed (0:
+  // no limit), and at most this many problems in the run's order (0: all), so that a later round
+  // measures exactly the problems the first one reached.
+  double stop_after_seconds = 0;
+  size_t max_problems = 0;
 };
+
+// Whether a run that has started `started` problems, `elapsed_s` seconds ago, starts another
+// (Options::stop_after_seconds, Options::max_problems). The first always starts under a time
+// limit, so a limited first round leaves the later ones at least one problem to repeat.
+bool starts_another_problem(const Options& o, size_t started, double elapsed_s);
 
 // Parses argv. Returns -1 to go on, or an exit code (0 after --help, 2 on a bad command line, with
 // the message in *message).

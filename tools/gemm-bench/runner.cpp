@@ -6,6 +6,7 @@
 #include "gemm-bench/problem.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -409,10 +410,20 @@ Report run_gpu_bench(const Options& opt, const DeviceInfo& dev) {
   b.l2 = L2Flush{flush.ptr, flush_bytes, std::max(dev.sms, 1), opt.flush_writes};
   b.total = planned_rows(opt, kernels, b.want_auto, b.want_cublas);
 
+  rep.problems_planned = opt.dtypes.size() * opt.trans.size() * opt.sizes.size();
+  const auto start = std::chrono::steady_clock::now();
+  auto go_on = [&] {
+    const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+    return starts_another_problem(opt, rep.problems_run, elapsed.count());
+  };
   for (Precision dtype : opt.dtypes) {
     const std::vector<Variant> variants = variants_for(opt, dtype);
     for (const auto& [op_a, op_b] : opt.trans)
-      for (const Shape& s : opt.sizes) run_problem(b, dtype, op_a, op_b, s, variants, kernels);
+      for (const Shape& s : opt.sizes) {
+        if (!go_on()) break;
+        run_problem(b, dtype, op_a, op_b, s, variants, kernels);
+        ++rep.problems_run;
+      }
   }
   if (!opt.quiet && isatty(2)) std::fprintf(stderr, "\r\033[K");
   if (b.lt_handle) cublasLtDestroy(b.lt_handle);

@@ -47,6 +47,9 @@ struct Report {
   bool cpu_mode = false;
   Options options;
   std::vector<Row> rows;
+  // Problems (dtype, transposes, shape) the run had and measured: fewer where
+  // Options::stop_after_seconds or max_problems stopped it early.
+  size_t problems_planned = 0, problems_run = 0;
 };
 
 // One epilogue variant of a problem: D's dtype, the bias (has_bias, its dtype) and activation.

@@ -4,9 +4,11 @@
 // planners by more than 3% (--margin), else an entry leaving it to the planners. With --rounds N
 // the whole measurement runs N times and each kernel or plan is judged by its slowest round; with
 // --warm each round runs twice, with the L2 flushed before every launch and left warm, and an
-// entry must beat the planners' pick in both (gemm-bench/tune.h: choose_tuning). A
-// row is judged by the 90th percentile of its launches' times (gemm-bench/tune.h: judged_ms), so
-// a plan whose time moves from launch to launch is taken at its slow mode. Takes gemm-bench's options
+// entry must beat the planners' pick in both (gemm-bench/tune.h: choose_tuning). With
+// --time-limit S the first round starts no problem past its share of S seconds and the later
+// rounds repeat the problems it reached: a time-boxed GPU session keeps what it measured. A row
+// is judged by the 90th percentile of its launches' times (gemm-bench/tune.h: judged_ms), so a
+// plan whose time moves from launch to launch is taken at its slow mode. Takes gemm-bench's options
 // (--suite, --sizes, --dtype, --trans, --kernels, ...); the kernels default to `auto` and every
 // kernel `auto` may pick.
 //   gemm-tune --suite decode --dtype fp32 --trans NN,NT --table src/registry/tuning/h100.json
@@ -33,6 +35,7 @@ struct TuneArgs {
   std::string table = "tuning.json", command = "gemm-tune";
   double margin_pct = 3;  // how much faster than the planners' pick an entry's kernel must be
   int rounds = 1;         // measurements of the whole grid; each label judged by its slowest
+  double time_limit_s = 0;  // --time-limit: the run's seconds (0: none), shared by its rounds
   bool warm = false;      // each round also with the L2 left warm; an entry must win in both
   bool kernels_given = false;
   std::vector<const char*> args;
@@ -48,7 +51,8 @@ int parse_tune_args(int argc, char** argv, TuneArgs* t) {
       continue;
     }
     const bool own = std::strcmp(argv[i], "--table") == 0 || std::strcmp(argv[i], "--margin") == 0 ||
-                     std::strcmp(argv[i], "--rounds") == 0;
+                     std::strcmp(argv[i], "--rounds") == 0 ||
+                     std::strcmp(argv[i], "--time-limit") == 0;
     if (own && i + 1 == argc) {  // gemm-tune's own options but --warm take a value
       std::cerr << "gemm-tune: " << argv[i] << " needs a value\n";
       return 2;
@@ -64,6 +68,16 @@ int parse_tune_args(int argc, char** argv, TuneArgs* t) {
       t->command += std::string(" ") + argv[i];
       if (end == argv[i] || *end != '\0' || !(t->margin_pct >= 0 && t->margin_pct < 100)) {
         std::cerr << "gemm-tune: --margin takes a percentage in [0, 100), not " << argv[i] << "\n";
+        return 2;
+      }
+      continue;
+    }
+    if (std::strcmp(argv[i], "--time-limit") == 0) {
+      char* end = nullptr;
+      t->time_limit_s = std::strtod(argv[++i], &end);
+      t->command += std::string(" ") + argv[i];
+      if (end == argv[i] || *end != '\0' || !(t->time_limit_s > 0)) {
+        std::cerr << "gemm-tune: --time-limit takes seconds > 0, not " << argv[i] << "\n";
         return 2;
       }
       continue;
@@ -126,7 +140,9 @@ int main(int argc, char** argv) {
                         "entry's kernel beats the planners' pick by more than PCT%; default 3) and "
                         "--rounds N (measure N times, judge each by its slowest round; default 1) "
                         "and --warm (each round also with the L2 left warm between launches; an "
-                        "entry must beat the planners' pick in both)\n"
+                        "entry must beat the planners' pick in both) and --time-limit S (the "
+                        "first round starts no problem past its share of S seconds; the others "
+                        "repeat the problems it reached, and the rest keep their table entries)\n"
                       : "\n");
     return code;
   }
@@ -150,6 +166,10 @@ int main(int argc, char** argv) {
                   << (warm ? cold ? ", L2 flushed" : ", L2 warm" : "") << "\n";
       Options o = opt;
       o.flush_l2 = cold;
+      if (t.time_limit_s > 0 && reports.empty())  // the first round's share of the time
+        o.stop_after_seconds = t.time_limit_s / (rounds * (warm ? 2 : 1));
+      else if (t.time_limit_s > 0)  // the problems the first round reached, no more
+        o.max_problems = reports.front().problems_run;
       reports.push_back(run_gpu_bench(o, dev));
       print_table(std::cout, reports.back());
       print_summary(std::cout, reports.back());
@@ -180,6 +200,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   print_entries(entries, margin_pct, j["entries"].size(), table);
+  if (report.problems_run < report.problems_planned)
+    std::cout << "gemm-tune: --time-limit reached: " << report.problems_run << " of "
+              << report.problems_planned << " problems measured; the others keep their entries\n";
   for (const Report& rep : reports)
     for (const Row& r : rep.rows)
       if ((r.checked && !r.pass) || r.status.rfind("error", 0) == 0) return 4;
