@@ -33,10 +33,10 @@ namespace {
 // gemm-tune's own options; the rest go on to gemm-bench's parser (args).
 struct TuneArgs {
   std::string table = "tuning.json", command = "gemm-tune";
-  double margin_pct = 3;  // how much faster than the planners' pick an entry's kernel must be
-  int rounds = 1;         // measurements of the whole grid; each label judged by its slowest
+  double margin_pct = 3;    // how much faster than the planners' pick an entry's kernel must be
+  int rounds = 1;           // measurements of the whole grid; each label judged by its slowest
   double time_limit_s = 0;  // --time-limit: the run's seconds (0: none), shared by its rounds
-  bool warm = false;      // each round also with the L2 left warm; an entry must win in both
+  bool warm = false;        // each round also with the L2 left warm; an entry must win in both
   bool kernels_given = false;
   std::vector<const char*> args;
 };
