@@ -2,6 +2,8 @@
 // gemm-tune's choice from a run with --variants (gemm-bench/tune.h), the table file it writes and
 // its merge with an earlier one, and the compiled-in table's entries naming real kernels.
 #include <algorithm>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -119,6 +121,29 @@ TEST(Tuning, CompiledTableNamesRealKernels) {
     }
     if (t[i].choice.any()) EXPECT_NE(k->variants, nullptr);
   }
+}
+
+// Each GPU's table names each measured problem once, with its own class, and every entry of a
+// device has one SM count: two entries for one problem would leave `auto` to the table's order.
+TEST(Tuning, CompiledTableHasOneEntryPerProblemAndDevice) {
+  size_t count = 0;
+  const TuningEntry* t = tuning_table(&count);
+  std::map<std::string, int> sms_of;
+  std::set<std::string> seen;
+  for (size_t i = 0; i < count; ++i) {
+    const TuningEntry& e = t[i];
+    const std::string problem = std::string(e.device) + " " + precision_name(e.precision) + " " +
+                                (e.op_a == Op::N ? "N" : "T") + (e.op_b == Op::N ? "N" : "T") + " " +
+                                std::to_string(e.m) + "x" + std::to_string(e.n) + "x" + std::to_string(e.k);
+    SCOPED_TRACE(problem);
+    EXPECT_TRUE(seen.insert(problem).second) << "a second entry for one problem";
+    EXPECT_EQ(e.m_class, extent_class(e.m));
+    EXPECT_EQ(e.n_class, extent_class(e.n));
+    EXPECT_EQ(e.k_class, extent_class(e.k));
+    const auto [it, fresh] = sms_of.emplace(e.device, e.sms);
+    EXPECT_EQ(it->second, e.sms) << "one device, one SM count";
+  }
+  EXPECT_GE(sms_of.size(), 2u) << "the H100 SXM's and the H200's tables are compiled in";
 }
 
 }  // namespace
