@@ -142,7 +142,9 @@ int main(int argc, char** argv) {
                         "and --warm (each round also with the L2 left warm between launches; an "
                         "entry must beat the planners' pick in both) and --time-limit S (the "
                         "first round starts no problem past its share of S seconds; the others "
-                        "repeat the problems it reached, and the rest keep their table entries)\n"
+                        "repeat the problems it reached, and the rest keep their table entries). "
+                        "Exit status 4: a checked row failed (the table is written all the same; "
+                        "a failed row is never an entry)\n"
                       : "\n");
     return code;
   }
