@@ -221,6 +221,9 @@ TEST(AutoKernel, SmallGrids16BitTakeWgmmaSmall) {
                         {1025, 1025, 1025, Precision::FP32, "simt/sgemm"},
                         {16, 4096, 4096, Precision::BF16, "wgmma/decode"},
                         {100, 4096, 4096, Precision::FP16, "wgmma/small"},
+                        {64, 5120, 5120, Precision::BF16, "wgmma/small"},  // from 33 rows
+                        {33, 4096, 4096, Precision::FP16, "wgmma/small", Op::N, Op::T},
+                        {64, 4096, 4096, Precision::TF32, "wgmma/decode"},
                         {8192, 16, 8192, Precision::BF16, "wgmma/small"},
                         {2048, 8, 2048, Precision::BF16, "wgmma/decode"},
                         // Deep K over a small C: slices in every op pair (wgmma_plan::slices_lead)

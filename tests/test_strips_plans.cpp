@@ -49,9 +49,19 @@ TEST(WgmmaDecodePlan, TokensStripsAndSplitsCoverTheProblem) {
   EXPECT_EQ(dp::plan(128, 4096, 4096, kH100).groups, 2);
   EXPECT_EQ(dp::plan(128, 4096, 4096, kH100).splits, 2);
   EXPECT_EQ(dp::plan(64, 8192, 8192, kH100).splits, 1);
-  // auto: every m <= 64; m <= 128 against a decode-sized weight; one entry.
+  // auto: m <= 32 (tf32 64: from 33 16-bit rows wgmma/small's tiles); one entry.
   EXPECT_TRUE(dp::auto_takes(1, 100, 7, 1));
-  EXPECT_TRUE(dp::auto_takes(64, 14336, 4096, 1));
+  EXPECT_TRUE(dp::auto_takes(32, 14336, 4096, 1));
+  EXPECT_FALSE(dp::auto_takes(33, 4096, 4096, 1));
+  EXPECT_FALSE(dp::auto_takes(64, 5120, 5120, 1));
+  EXPECT_TRUE(dp::auto_takes(64, 14336, 4096, 1, true, /*tf32=*/true));
+  EXPECT_FALSE(dp::auto_takes(65, 14336, 4096, 1, true, /*tf32=*/true));
+  // Why: from 33 rows this planner's strips are 128 weights wide (two warpgroups), wgmma/small's
+  // 64: half the CTAs where neither fills the SMs, the same plan where both do.
+  EXPECT_EQ(dp::plan(64, 5120, 5120, kH100).blocks(), 40);
+  EXPECT_EQ(wgmma_small_plan::plan(64, 5120, 5120, kH100, true, true).blocks(), 80);
+  EXPECT_EQ(dp::plan(64, 14336, 4096, kH100).blocks(), 112);
+  EXPECT_EQ(wgmma_small_plan::plan(64, 14336, 4096, kH100, true, true).blocks(), 112);
   EXPECT_FALSE(dp::auto_takes(128, 14336, 4096, 1));  // wgmma/small's
   EXPECT_FALSE(dp::auto_takes(128, 128, 128, 1));
   EXPECT_FALSE(dp::auto_takes(256, 4096, 4096, 1));

@@ -144,7 +144,8 @@ int variants(const GemmProblem& q, PlanChoice* out, int max) {
 int auto_priority(const GemmProblem& q) {
   if (split_k_takes(q)) return 0;
   const GemmProblem p = kernel_view(q);
-  if (!dp::auto_takes(p.m, p.n, p.k, p.batch, p.op_a == Op::N)) return 0;
+  if (!dp::auto_takes(p.m, p.n, p.k, p.batch, p.op_a == Op::N, p.precision == Precision::TF32))
+    return 0;
   if (roles_of(p).skinny &&
       wgmma_small_plan::takes_skinny(p.m, p.n, p.k, p.batch, current_device_desc(),
                                      p.op_b == Op::T))

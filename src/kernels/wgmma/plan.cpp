@@ -250,10 +250,10 @@ size_t scratch_bytes(const Plan& p) {
              sizeof(unsigned long long);
 }
 
-bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, bool a_k_major) {
+bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, bool a_k_major, bool tf32) {
   if (batch != 1) return false;
   if (mode_of(m, n, a_k_major) == Mode::Skinny) return m >= 1024 && k >= 1024;
-  return m <= 64 && a_k_major;
+  return m <= (tf32 ? 64 : 32) && a_k_major;
 }
 
 }  // namespace wgmma_decode_plan

@@ -241,10 +241,14 @@ Plan plan(int64_t m, int64_t n, int64_t k, const DeviceDesc& dev, bool scratch =
 size_t scratch_bytes(const Plan& p);
 
 // `auto`: the problems wgmma/decode takes (measured, docs/history.md: wgmma/decode and
-// wgmma/small): m <= 64 (from 128 rows wgmma/small's tiles win: bf16 128 x 4096 x 4096 20.3 us
-// against 24.2); skinny problems (n <= 64) against a weight of m, k >= 1024; one entry (a batch
-// runs as one launch on wgmma/03).
-bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, bool a_k_major = true);
+// wgmma/small): m <= 32, and tf32 m <= 64 (from 33 rows, 16-bit, wgmma/small's planner fills the
+// SMs where this one's 128-wide strips leave most idle: bf16 64 x 5120 x 5120 40 CTAs, 25.8 us,
+// against 80 of 64 x 64, 18.5, H200; its table entries and the H100's chose wgmma/small there
+// too; from 128 rows every dtype: bf16 128 x 4096 x 4096 20.3 us against 24.2, H100); skinny
+// problems (n <= 64) against a weight of m, k >= 1024; one entry (a batch runs as one launch on
+// wgmma/03).
+bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, bool a_k_major = true,
+                bool tf32 = false);
 
 }  // namespace wgmma_decode_plan
 
