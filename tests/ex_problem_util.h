@@ -137,6 +137,12 @@ class ExProblem {
     return p;
   }
 
+  // A and B all NaN bytes (a run then leaves NaN in the shared memory its kernel streamed).
+  cudaError_t poison_inputs() const {
+    const cudaError_t e = cudaMemset(a_->ptr, 0xff, a_->bytes);
+    return e == cudaSuccess ? cudaMemset(b_->ptr, 0xff, b_->bytes) : e;
+  }
+
   // D's buffer (and C's, in place) back to its contents before any call.
   cudaError_t reset(cudaStream_t stream = nullptr) const {
     return cudaMemcpyAsync(d(), d_before_.data(), d_bytes(), cudaMemcpyHostToDevice, stream);

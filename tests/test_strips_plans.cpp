@@ -105,6 +105,23 @@ TEST(WgmmaDecodePlan, SkinnyModeTakesFewColumnsAsTokens) {
   EXPECT_FALSE(dp::auto_takes(64, 64, 4096, 1, false));
 }
 
+// The strips kernel's smaller last box (plan.h, tail_box_pays): only where at least 48 rows of the
+// last token tile are past the end; never where the tokens fill their tiles.
+TEST(WgmmaDecodePlan, TailBoxOnlyWhereManyRowsArePastTheEnd) {
+  namespace dp = wgmma_decode_plan;
+  EXPECT_TRUE(dp::tail_box_pays(144, 128));   // 16 of 128 tokens: 112 rows past the end
+  EXPECT_TRUE(dp::tail_box_pays(200, 128));   // 72 of 128: 56
+  EXPECT_TRUE(dp::tail_box_pays(4097, 64));   // a last tile of 1 token
+  EXPECT_TRUE(dp::tail_box_pays(16, 64));
+  EXPECT_FALSE(dp::tail_box_pays(160, 64));   // 32 of 64: 32
+  EXPECT_FALSE(dp::tail_box_pays(48, 64));    // 16
+  EXPECT_FALSE(dp::tail_box_pays(1, 8));      // 7 (decode's one token)
+  EXPECT_FALSE(dp::tail_box_pays(300, 320));  // 20
+  EXPECT_FALSE(dp::tail_box_pays(256, 128));  // whole tiles
+  EXPECT_FALSE(dp::tail_box_pays(4096, 64));
+  EXPECT_TRUE(dp::tail_box_pays(int64_t{3} << 31 | 1, 64));  // past int: 63 rows past the end
+}
+
 // wgmma/small (plan.h): the tokens are C's rows when op(A) = A (K-major), else its columns; the
 // tiles cover tokens and weight rows, the splits the depth without an empty one; MN-major tokens
 // never get tiles under 64; a forced tile / split count is honoured (splits as far as the depth

@@ -78,6 +78,26 @@ struct StageTile {
     }
   }
 
+  // The strips kernel's last token tile (wgmma_decode_plan::tail_box_pays, plan.h) loads only
+  // its `rows` rows of a K-major B that exist: TMA's out-of-bounds fill is not free (H200: a last
+  // token tile of 16 of 128 rows took 1.8x the time of a full one). The last box comes through a
+  // second map, map_tail, whose box has the rows left past the whole boxes (rows % box rows). The
+  // rest of the stage keeps stale data, which only feeds accumulator columns past the end: the
+  // epilogue drops them.
+  __device__ static int b_bytes(int rows) { return rows >= kBN ? kBBytes : rows * 128; }
+  __device__ static void load_b_rows(const CUtensorMap* map, const CUtensorMap* map_tail,
+                                     uint8_t* stage, uint64_t* bar, int n0, int k0, int z,
+                                     int rows) {
+    static_assert(kBKMajor, "rows of a K-major B");
+    uint8_t* b = stage + kABytes;
+#pragma unroll
+    for (int i = 0; i < kBN / kBBox; ++i) {
+      if (i * kBBox >= rows) break;
+      tma_load_3d(b + i * kBBox * 128, (i + 1) * kBBox <= rows ? map : map_tail, bar, k0,
+                  n0 + i * kBBox, z);
+    }
+  }
+
   // B in a CTA pair (wgmma/03's 2 x 1 clusters: both CTAs need the same B tile): CTA `rank`
   // loads its half of the columns (a K-major box of kBN / 2 rows: map_half; or every other
   // MN-major chunk, starting at its rank) into both CTAs' stages (mask 0b11). An edge tile's few

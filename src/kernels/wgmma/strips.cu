@@ -2,26 +2,27 @@
 // the weight W (64 rows per consumer warpgroup, wgmma's M side) against tok tokens X (wgmma's N
 // side, m64nNk16, N = 8 .. 256), over a range of K.
 //
-// A producer warp keeps a deep ring of TMA stages full (W: 64, 128 or 192 rows x 128 bytes of K, K- or
-// MN-major; X: the tile's tokens x 128 bytes of K), one to three consumer warpgroups issue the
-// wgmmas and release each stage once the wgmma that read it has retired (mainloop.cuh). tf32 runs
-// with the tokens as C's rows (K-major: tf32 wgmma reads B only so); an MN-major W is loaded into
-// registers (wgmma's A from registers, as in wgmma/03) instead of transposed. The splits of a tile publish their
-// partials and the last to arrive sums them in split order (split_k.cuh): deterministic, beta * C
-// read once. The epilogue goes through the shared Epilogue (bias, activation, D's dtype): tiles of
-// 64 tokens or more staged in shared memory and written as 16-byte rows of C (wgmma/03's staged
+// A producer warp keeps a deep ring of TMA stages full (W: 64, 128 or 192 rows x 128 bytes of K,
+// K- or MN-major; X: the tile's tokens x 128 bytes of K; a last token tile with many rows past the
+// end loads only those that exist, TMA's out-of-bounds fill being slow there: plan.h,
+// tail_box_pays), one to three consumer warpgroups issue the wgmmas and release each stage once
+// the wgmma that read it has retired (mainloop.cuh). tf32 runs with the tokens as C's rows
+// (K-major: tf32 wgmma reads B only so); an MN-major W is loaded into registers (wgmma's A from
+// registers, as in wgmma/03) instead of transposed. The splits of a tile publish their partials
+// and the last to arrive sums them in split order (split_k.cuh): deterministic, beta * C read
+// once. The epilogue goes through the shared Epilogue (bias, activation, D's dtype): tiles of 64
+// tokens or more staged in shared memory and written as 16-byte rows of C (wgmma/03's staged
 // drain, transposed where the tokens are C's rows), narrower ones element by element (and the
 // tokens of 96 and 208 past their whole 64-token chunks). wgmma/small's 320-token tile takes a
 // producer warpgroup instead of a warp, which moves its registers to the consumers (setmaxnreg).
 // The kernels that run it say what they attack and what they measured: decode.cu, small.cu.
 #include "kernels/wgmma/strips.h"
 
-#include <type_traits>
-
 #include "kernels/common/launch.cuh"
 #include "kernels/common/split_k.cuh"
 #include "kernels/wgmma/host.h"
 #include "kernels/wgmma/sm90.cuh"
+#include "kernels/wgmma/strips_dispatch.cuh"
 #include "runtime/device_props.h"
 #include "runtime/workspace.h"
 
@@ -30,6 +31,8 @@ namespace {
 
 using namespace sm90;
 namespace dp = wgmma_decode_plan;
+using strips_detail::dispatch_strips;
+using strips_detail::Instance;
 
 struct Args {
   int k;
@@ -40,7 +43,18 @@ struct Args {
   // broadcast (step 0); C and D by their strides.
   int w_step, x_step;
   int64_t stride_c, stride_d;
+  int x_rows;  // the tokens (X's rows): where the last token tile ends (the kTail instances)
 };
+
+// The map of the last token tile's last box (kTail: StageTile::load_b_rows), or nothing: the
+// instances without it are the kernel as it was before tail boxes (with the map and a branch on
+// the tile, whole tiles ran 2-9% slower: docs/history.md, "Out-of-bounds rows").
+template <bool kTail>
+struct TailBox {
+  CUtensorMap map;
+};
+template <>
+struct TailBox<false> {};
 
 // kTok tokens; kWK: W (the kernel's A: op(B)^T, or op(A) when skinny) is K-major; kXK: X (the
 // tokens) is K-major (always where the tokens are C's rows; as C's columns, a B stored k x n is
@@ -59,21 +73,30 @@ struct Shape {
   static_assert(kStages * Tile::kBytes + 1024 + 2 * kStages * 8 <= kSmem, "smem plan");
 };
 
-// The producer thread: k-blocks [kb0, kb1) of weight rows n0.. and tokens t0.. into the ring.
-template <class TileT, class RingT>
+// The producer thread: k-blocks [kb0, kb1) of weight rows n0.. and tokens t0.. into the ring;
+// kRows: only x_rows tokens, the last box through map_x_tail (StageTile::load_b_rows).
+template <class TileT, bool kRows = false, class RingT>
 __device__ __forceinline__ void produce_strip(const CUtensorMap* map_w, const CUtensorMap* map_x,
                                               uint8_t* smem, RingT ring, int n0, int t0, int wz,
-                                              int xz, int kb0, int kb1) {
+                                              int xz, int kb0, int kb1,
+                                              const CUtensorMap* map_x_tail = nullptr,
+                                              int x_rows = 0) {
   prefetch_tensor_map(map_w);
   prefetch_tensor_map(map_x);
+  if constexpr (kRows) prefetch_tensor_map(map_x_tail);
+  // (OOB zero-fill counts full boxes)
+  const int bytes = kRows ? TileT::kABytes + TileT::b_bytes(x_rows) : TileT::kBytes;
   for (int kb = kb0; kb < kb1; ++kb, ring.advance()) {
     // The first pass waits on the phase before the first, which counts as complete.
     mbar_wait(&ring.empty[ring.s], ring.phase ^ 1);
     uint8_t* stage = smem + ring.s * TileT::kBytes;
     uint64_t* full = &ring.full[ring.s];
-    mbar_arrive_expect_tx(full, TileT::kBytes);  // OOB zero-fill counts full boxes
+    mbar_arrive_expect_tx(full, bytes);
     TileT::load_a(map_w, stage, full, n0, kb * TileT::kBK, wz);
-    TileT::load_b(map_x, stage, full, t0, kb * TileT::kBK, xz);
+    if constexpr (kRows)
+      TileT::load_b_rows(map_x, map_x_tail, stage, full, t0, kb * TileT::kBK, xz, x_rows);
+    else
+      TileT::load_b(map_x, stage, full, t0, kb * TileT::kBK, xz);
   }
 }
 
@@ -177,10 +200,12 @@ __device__ __forceinline__ void store_strip_tile(const Epilogue& out, const floa
 }
 
 // kSkinny: the weight's rows are C's rows and the tokens its columns (else the other way round).
-template <typename T, int kTok, bool kWK, bool kXK, bool kSkinny, int kG, bool kDeep>
+// kTail: the last token tile loads only the tokens that exist (tail.map: its last box).
+template <typename T, int kTok, bool kWK, bool kXK, bool kSkinny, int kG, bool kDeep,
+          bool kTail = false>
 __global__ void __launch_bounds__(dp::threads(kTok, kG), 1)
     strips_kernel(const __grid_constant__ CUtensorMap map_w, const __grid_constant__ CUtensorMap map_x,
-                  Epilogue ep, Args a) {
+                  Epilogue ep, Args a, const __grid_constant__ TailBox<kTail> tail) {
 #if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ >= 900) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
   using S = Shape<T, kTok, kWK, kXK, kG, kDeep>;
   using TileT = typename S::Tile;
@@ -211,9 +236,15 @@ __global__ void __launch_bounds__(dp::threads(kTok, kG), 1)
   if (warp >= 4 * S::kGroups) {  // ---- producer warp: one thread issues the TMA loads ----
     // (a producer warpgroup hands its registers to the consumers: 2 x 128 x 232 + 128 x 40)
     if constexpr (dp::producer_warpgroup(kTok)) setmaxnreg_dec<40>();
-    if (threadIdx.x == 128 * S::kGroups)
-      produce_strip<TileT>(&map_w, &map_x, smem, Ring<S::kStages>{full, empty}, n0, t0, wz, xz,
-                           kb0, kb1);
+    if (threadIdx.x == 128 * S::kGroups) {
+      const Ring<S::kStages> ring{full, empty};
+      if constexpr (kTail) {
+        if (t0 + kTok > a.x_rows)
+          return produce_strip<TileT, true>(&map_w, &map_x, smem, ring, n0, t0, wz, xz, kb0, kb1,
+                                            &tail.map, a.x_rows - t0);
+      }
+      produce_strip<TileT>(&map_w, &map_x, smem, ring, n0, t0, wz, xz, kb0, kb1);
+    }
     return;
   }
   if constexpr (dp::producer_warpgroup(kTok)) {
@@ -266,99 +297,6 @@ __global__ void __launch_bounds__(dp::threads(kTok, kG), 1)
 #endif
 }
 
-// Which kernel instance runs: the mode and the majorness of W and X (after packing).
-struct Instance {
-  bool skinny, w_k_major, x_k_major;
-  int groups;  // the plan's consumer warpgroups
-  bool deep;   // the plan's deep ring (64 tokens on one warpgroup only)
-};
-
-// Calls f(TypeTag<T>, integral_constant<tok>, bool_constant<w_k_major>, bool_constant<x_k_major>,
-// bool_constant<skinny>, integral_constant<kG>, bool_constant<deep>). Instances: rows as tokens (X K-major) and columns as tokens (X K-major,
-// or MN-major with 64..256 tokens), 8..256 tokens (and wgmma/small's 96, 192, 208 and 320: the
-// last two 16-bit with K-major tokens as rows only), W either way; tf32: X K-major, rows as tokens
-// with W either way (MN-major: from registers), columns as tokens with W MN-major only.
-template <typename F>
-cudaError_t dispatch_strips(Precision prec, int tok, Instance in, F&& f) {
-  using std::false_type;
-  using std::true_type;
-  auto by_g = [&](auto tag, auto tk, auto wk, auto xk, auto sk) -> cudaError_t {
-    constexpr int kTok = decltype(tk)::value;
-    using One = std::integral_constant<int, 1>;
-    using Three = std::integral_constant<int, 3>;
-    using Default = std::integral_constant<int, 0>;
-    // (an else: the 96-token tile, three warpgroups only, instantiates no default-count kernel)
-    if constexpr (kTok == 96) {  // wgmma/small's 192 x 96: three warpgroups only
-      return in.groups == 3 ? f(tag, tk, wk, xk, sk, Three{}, false_type{}) : cudaErrorInvalidValue;
-    } else {
-      if constexpr (kTok == 64)
-        if (in.groups == 1)
-          return in.deep ? f(tag, tk, wk, xk, sk, One{}, true_type{})
-                         : f(tag, tk, wk, xk, sk, One{}, false_type{});
-      if constexpr (kTok == 128)  // wgmma/small's 64 x 128: one warpgroup, the deep ring
-        if (in.groups == 1) return f(tag, tk, wk, xk, sk, One{}, true_type{});
-      if constexpr (kTok <= 32)  // one warpgroup by default; the deep ring for wgmma/small's tiles
-        if (in.deep) return f(tag, tk, wk, xk, sk, Default{}, true_type{});
-      return f(tag, tk, wk, xk, sk, Default{}, false_type{});
-    }
-  };
-  auto by_w = [&](auto tag, auto tk, auto xk, auto sk) -> cudaError_t {
-    if (in.w_k_major) return by_g(tag, tk, true_type{}, xk, sk);
-    return by_g(tag, tk, false_type{}, xk, sk);
-  };
-  auto by_mode = [&](auto tag, auto tk) -> cudaError_t {
-    constexpr int kTok = decltype(tk)::value;
-    if constexpr (kTok > 256 || kTok == 208) {  // wgmma/small's 128 x 320 and 128 x 208: 16-bit,
-                                                // K-major tokens as C's rows
-      if (std::is_same<typename decltype(tag)::type, float>::value || in.skinny || !in.x_k_major)
-        return cudaErrorInvalidValue;
-      if constexpr (!std::is_same<typename decltype(tag)::type, float>::value)
-        return by_w(tag, tk, true_type{}, false_type{});
-      return cudaErrorInvalidValue;
-    } else if constexpr (std::is_same<typename decltype(tag)::type, float>::value) {
-      // tf32: the tokens (wgmma's B) K-major (tf32 wgmma reads B only K-major). As C's columns
-      // only against an MN-major weight op(A) = A^T (wgmma_small_plan::roles_of), in registers.
-      if (!in.x_k_major) return cudaErrorInvalidValue;
-      if (in.skinny) {
-        if constexpr (kTok <= dp::kMaxTokWeightInRegisters && kTok != 96)
-          if (!in.w_k_major) return by_g(tag, tk, false_type{}, true_type{}, true_type{});
-        return cudaErrorInvalidValue;
-      }
-      if constexpr (kTok > dp::kMaxTokWeightInRegisters)  // (dp::max_tokens: no such instance)
-        return in.w_k_major ? by_g(tag, tk, true_type{}, true_type{}, false_type{})
-                            : cudaErrorInvalidValue;
-      else
-        return by_w(tag, tk, true_type{}, false_type{});
-    } else {
-      if (!in.skinny) {
-        if (in.x_k_major) return by_w(tag, tk, true_type{}, false_type{});
-        return cudaErrorInvalidValue;
-      }
-      if (in.x_k_major) return by_w(tag, tk, true_type{}, true_type{});
-      if constexpr (kTok % 64 == 0) return by_w(tag, tk, false_type{}, true_type{});
-      return cudaErrorInvalidValue;
-    }
-  };
-  auto by_tok = [&](auto tag) -> cudaError_t {
-    switch (tok) {
-      case 8: return by_mode(tag, std::integral_constant<int, 8>{});
-      case 16: return by_mode(tag, std::integral_constant<int, 16>{});
-      case 32: return by_mode(tag, std::integral_constant<int, 32>{});
-      case 64: return by_mode(tag, std::integral_constant<int, 64>{});
-      case 96: return by_mode(tag, std::integral_constant<int, 96>{});
-      case 128: return by_mode(tag, std::integral_constant<int, 128>{});
-      case 192: return by_mode(tag, std::integral_constant<int, 192>{});
-      case 208: return by_mode(tag, std::integral_constant<int, 208>{});
-      case 320: return by_mode(tag, std::integral_constant<int, 320>{});
-      default: return by_mode(tag, std::integral_constant<int, 256>{});
-    }
-  };
-  if (prec == Precision::BF16) return by_tok(TypeTag<__nv_bfloat16>{});
-  if (prec == Precision::FP16) return by_tok(TypeTag<__half>{});
-  if (prec == Precision::TF32) return by_tok(TypeTag<float>{});
-  return cudaErrorInvalidValue;
-}
-
 }  // namespace
 
 LaunchConfig strips_config(const GemmProblem& p, bool skinny, const dp::Plan& pl) {
@@ -399,7 +337,8 @@ cudaError_t launch_strips(const GemmProblem& p, bool skinny, const dp::Plan& pla
       pl = unsplit;  // no scratch: one CTA per tile over the whole depth
     }
     Args a{static_cast<int>(p.k), pl.ttiles, pl.kb_per_split, pl.splits, {nullptr, nullptr, 0},
-           w.batched() ? 1 : 0, x.batched() ? 1 : 0, p.stride_c, p.stride_d};
+           w.batched() ? 1 : 0, x.batched() ? 1 : 0, p.stride_c, p.stride_d,
+           static_cast<int>(x.mn)};
     if (buf != nullptr) {
       a.ws.partials = static_cast<float*>(buf);
       a.ws.counters = reinterpret_cast<unsigned long long*>(
@@ -415,14 +354,28 @@ cudaError_t launch_strips(const GemmProblem& p, bool skinny, const dp::Plan& pla
       constexpr bool kWK = decltype(wk)::value, kXK = decltype(xk)::value;
       constexpr bool kDeep = decltype(deep)::value;
       using S = Shape<T, kTok, kWK, kXK, kG, kDeep>;
+      constexpr bool kSkinny = decltype(sk)::value;
       CUtensorMap map_w, map_x;
       cudaError_t r = make_tensor_map(&map_w, w, p.precision, S::kStrip);
       if (r == cudaSuccess) r = make_tensor_map(&map_x, x, p.precision, S::Tile::kBBox);
-      auto* kern = strips_kernel<T, kTok, kWK, kXK, decltype(sk)::value, kG, kDeep>;
-      if (r == cudaSuccess) r = prepare_function(reinterpret_cast<const void*>(kern), S::kSmem);
-      if (r != cudaSuccess) return r;
-      return launch_kernel(kern, dim3(static_cast<unsigned>(pl.blocks()), pl.entries), S::kThreads,
-                           S::kSmem, p.stream, map_w, map_x, make_epilogue(p), a);
+      const dim3 grid(static_cast<unsigned>(pl.blocks()), pl.entries);
+      const auto run = [&](auto* kern, const auto& tail) -> cudaError_t {
+        if (r == cudaSuccess) r = prepare_function(reinterpret_cast<const void*>(kern), S::kSmem);
+        if (r != cudaSuccess) return r;
+        return launch_kernel(kern, grid, S::kThreads, S::kSmem, p.stream, map_w, map_x,
+                             make_epilogue(p), a, tail);
+      };
+      // Tail boxes: K-major tokens as C's rows, in tiles of 64 or more (plan.h: tail_box_pays).
+      if constexpr (kXK && !kSkinny && kTok >= 64) {
+        if (dp::tail_box_pays(x.mn, kTok)) {
+          TailBox<true> tail;
+          const int rows = static_cast<int>((x.mn % kTok) % S::Tile::kBBox);
+          if (r == cudaSuccess)
+            r = make_tensor_map(&tail.map, x, p.precision, rows > 0 ? rows : S::Tile::kBBox);
+          return run(strips_kernel<T, kTok, kWK, kXK, kSkinny, kG, kDeep, true>, tail);
+        }
+      }
+      return run(strips_kernel<T, kTok, kWK, kXK, kSkinny, kG, kDeep>, TailBox<false>{});
     });
     const cudaError_t ef = workspace_free(buf, p.stream);
     return e != cudaSuccess ? e : ef;
