@@ -20,8 +20,9 @@ namespace gemmlab::test {
 namespace {
 
 // Every variant `kernel` offers for spec: first a problem as large as the GPU (every SM gets
-// CTAs of the variant's instance) on NaN operands, whose D must come out NaN (the NaN went
-// through shared memory), then spec, against fp64. Returns the variants run.
+// CTAs of the variant's instance) on NaN operands, in place over a finite C, whose D must come
+// out NaN (the NaN went through shared memory), then spec, against fp64. Returns the variants
+// run.
 int check_after_nan(const ExSpec& spec, const char* kernel) {
   SCOPED_TRACE(describe(spec) + " on " + kernel);
   const KernelDesc* kd = find_kernel(kernel);
@@ -42,8 +43,8 @@ int check_after_nan(const ExSpec& spec, const char* kernel) {
   // The poison: the spec's op pair, dtype and token count (the same tile instance), wide and deep
   // enough that every SM runs some of its CTAs.
   ExSpec big = spec;
-  big.n = spec.m <= 64 || spec.n > 64 ? 8192 : spec.n, big.k = 2048, big.beta = 0.f;
-  big.in_place = false, big.bias = false, big.act = Activation::None, big.batch = 1;
+  big.n = spec.m <= 64 || spec.n > 64 ? 8192 : spec.n, big.k = 2048, big.beta = 0.5f;
+  big.in_place = true, big.bias = false, big.act = Activation::None, big.batch = 1;
   big.d_type = DType::F32, big.pad_a = big.pad_b = big.pad_c = big.pad_d = 0;
   if (spec.n <= 64 && spec.m > 64) big.m = 16384;  // skinny: the weight is op(A)
   ExProblem poison(big);
@@ -56,7 +57,7 @@ int check_after_nan(const ExSpec& spec, const char* kernel) {
   for (int i = 0; i < n; ++i) {
     SCOPED_TRACE(plan_choice_label(choices[i], kd->tile_names));
     const ForcePlan force(choices[i]);
-    // (the poison has its own plan under the same forced tile; the epilogue keeps its NaN)
+    // (the poison has its own plan under the same forced tile; D starts as the finite C)
     if (const Status st = poison.run(kernel); st != Status::Success) {
       ADD_FAILURE() << "the NaN problem: " << status_name(st) << ": " << last_error_message();
       return n;
