@@ -119,5 +119,20 @@ TEST(LargeShapes, StripsTailBoxesAfterNaN) {
   std::printf("[  NOTE    ] strips tail boxes: %d forced variants checked after NaN runs\n", runs);
 }
 
+// A tail instance (64 x 128d over 144 tokens: 112 box rows past the end), unsplit and in 2 depth
+// splits (partials summed in the kernel): the eager call's bits under CUDA graph capture and
+// replay and on two streams at once.
+TEST(LargeShapes, StripsTailBoxesSameBitsInGraphsAndStreams) {
+  GEMMLAB_REQUIRE_GPU();
+  if (current_cc() < 90) GTEST_SKIP() << "the strips kernel needs sm_90a";
+  ExSpec s;
+  s.precision = Precision::BF16, s.m = 144, s.n = 1030, s.k = 4096, s.op_b = Op::T, s.seed = 82;
+  for (int splits : {1, 2}) {
+    SCOPED_TRACE(testing::Message() << "64x128d, " << splits << " splits");
+    const ForcePlan force(PlanChoice{13, splits});  // kTileNames: 13th, 1-based
+    expect_same_bits_in_graphs_and_streams(s, "wgmma/small");
+  }
+}
+
 }  // namespace
 }  // namespace gemmlab::test
