@@ -240,17 +240,14 @@ cudaError_t make_tensor_map(CUtensorMap* map, const TmaOperand& x, Precision pre
   dims[2] = x.batched() ? x.batch : 1;
   strides[1] = x.batched() ? static_cast<cuuint64_t>(x.stride * eb) : strides[0] * dims[1];
   box[2] = 1;
-  // L2 promotion: 256-byte fetches where every box row is an aligned 128-byte line; 128-byte ones
-  // where rows start 16 bytes off a line (a row like 3000 bf16: each box row spans two lines, and
-  // 256-byte fetches pulled in bytes no box used: bf16 3000^3 458 -> 482-499 TFLOP/s, H100,
-  // docs/history.md).
-  const bool lines = reinterpret_cast<uintptr_t>(x.ptr) % 128 == 0 && strides[0] % 128 == 0 &&
-                     (!x.batched() || strides[1] % 128 == 0);
+  // L2 promotion: 128-byte fetches, one box row each. 256-byte ones pulled in bytes that another
+  // CTA (the next strip of an MN-major weight) or a later stage reads: on the H200 the decode rows
+  // ran 3.7% slower with them (wgmma/decode, wgmma/split_k), wgmma/small's and wgmma/03's tiles
+  // level; rows that start 16 bytes off a line (3000 bf16) lost 4-8% with them on the H100
+  // (docs/history.md, "L2 promotion").
   const CUresult r = encode(map, type, 3, const_cast<void*>(x.ptr), dims, strides, box,
                             elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                            CU_TENSOR_MAP_SWIZZLE_128B,
-                            lines ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B
-                                  : CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
+                            CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B,
                             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
 }
