@@ -49,6 +49,17 @@ TEST(WgmmaDecodePlan, TokensStripsAndSplitsCoverTheProblem) {
   EXPECT_EQ(dp::plan(128, 4096, 4096, kH100).groups, 2);
   EXPECT_EQ(dp::plan(128, 4096, 4096, kH100).splits, 2);
   EXPECT_EQ(dp::plan(64, 8192, 8192, kH100).splits, 1);
+  // A small weight, whose strips fill at most 40% of the SMs, splits down to 16 k-blocks:
+  // 4 x 2048 x 6144 (32 strips, 96 k-blocks) in 4, 16 x 1024 x 4096 (16 strips) in 4,
+  // 4 x 3072 x 3072 (48 strips) in 2, but not 4 x 1536 x 1536 (24 k-blocks); 64 strips keep the
+  // 64-block rule. Two warpgroups fill up to two thirds of the SMs: tf32 48 x 5120 x 4096 (depth
+  // planned as 2k) in 2 splits of its 40 strips.
+  EXPECT_EQ(dp::plan(4, 2048, 6144, kH100).splits, 4);
+  EXPECT_EQ(dp::plan(16, 1024, 4096, kH100).splits, 4);
+  EXPECT_EQ(dp::plan(4, 3072, 3072, kH100).splits, 2);
+  EXPECT_EQ(dp::plan(4, 3072, 8192, kH100).splits, 2);
+  EXPECT_EQ(dp::plan(4, 1536, 1536, kH100).splits, 1);
+  EXPECT_EQ(dp::plan(48, 5120, 2 * 4096, kH100).splits, 2);
   // auto: m <= 32 (tf32 64: from 33 16-bit rows wgmma/small's tiles); one entry.
   EXPECT_TRUE(dp::auto_takes(1, 100, 7, 1));
   EXPECT_TRUE(dp::auto_takes(32, 14336, 4096, 1));
@@ -57,9 +68,9 @@ TEST(WgmmaDecodePlan, TokensStripsAndSplitsCoverTheProblem) {
   EXPECT_TRUE(dp::auto_takes(64, 14336, 4096, 1, true, /*tf32=*/true));
   EXPECT_FALSE(dp::auto_takes(65, 14336, 4096, 1, true, /*tf32=*/true));
   // Why: from 33 rows this planner's strips are 128 weights wide (two warpgroups), wgmma/small's
-  // 64: half the CTAs where neither fills the SMs, the same plan where both do.
-  EXPECT_EQ(dp::plan(64, 5120, 5120, kH100).blocks(), 40);
-  EXPECT_EQ(wgmma_small_plan::plan(64, 5120, 5120, kH100, true, true).blocks(), 80);
+  // 64: half the strips where neither fills the SMs, the same plan where both do.
+  EXPECT_EQ(dp::plan(64, 5120, 5120, kH100).strips, 40);
+  EXPECT_EQ(wgmma_small_plan::plan(64, 5120, 5120, kH100, true, true).strips, 80);
   EXPECT_EQ(dp::plan(64, 14336, 4096, kH100).blocks(), 112);
   EXPECT_EQ(wgmma_small_plan::plan(64, 14336, 4096, kH100, true, true).blocks(), 112);
   EXPECT_FALSE(dp::auto_takes(128, 14336, 4096, 1));  // wgmma/small's

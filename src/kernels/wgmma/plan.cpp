@@ -230,10 +230,16 @@ Plan plan(int64_t m, int64_t n, int64_t k, const DeviceDesc& dev, bool scratch, 
     // consumer warpgroup (<= 32 tokens, two CTAs per SM): up to one CTA per SM, each split still
     // >= 64 stages deep (1 x 4096 x 4096: 64 strips unsplit 16.0 us, in 2 / 4 splits 17.8 / 19.2;
     // 1 x 4096 x 14336 NT: 2 splits 45.4, unsplit 48.1). Two (>= 64 tokens, the SM's whole ring
-    // to one CTA): up to half the SMs, >= 16 stages deep (128 x 8192 x 8192: 64 strips unsplit
-    // 52.3 us, 2 splits 56.6; 128 x 4096 x 4096: 2 splits 23.7, 4 splits 25.5).
-    const int min_kb = p.groups == 1 ? 64 : 16;
-    const int64_t ctas = p.groups == 1 ? std::max(1, dev.sms) : std::max(1, dev.sms / 2);
+    // to one CTA): up to two thirds of the SMs, >= 16 stages deep (128 x 8192 x 8192: 64 strips
+    // unsplit 52.3 us, 2 splits 56.6; 128 x 4096 x 4096: 2 splits 23.7, 4 splits 25.5; H200, tf32
+    // 48 x 5120 x 4096: 40 strips unsplit 47.7, 2 splits 30.1).
+    // Few strips (at most 40% of the SMs: a small weight) split down to 16 k-blocks (H200, every
+    // split timed, docs/history.md "Few strips"): bf16 4 x 2048 x 6144, 32 strips, 20.1 us unsplit,
+    // 14.0 in 4 splits; 16 x 1024 x 4096 15.1 -> 11.3; 4 x 3072 x 3072 12.4 -> 11.6 in 2; but
+    // 4 x 1536 x 1536 (24 k-blocks) stays whole.
+    const bool few = 5 * static_cast<int64_t>(p.tiles()) <= 2 * static_cast<int64_t>(dev.sms);
+    const int min_kb = p.groups == 1 && !few ? 64 : 16;
+    const int64_t ctas = p.groups == 1 ? std::max(1, dev.sms) : std::max(1, 2 * dev.sms / 3);
     while (best < max_splits && static_cast<int64_t>(p.tiles()) * (best + 1) <= ctas &&
            p.num_kb / (best + 1) >= min_kb)
       ++best;
