@@ -116,7 +116,7 @@ TEST(WgmmaDecodePlan, SkinnyModeTakesFewColumnsAsTokens) {
   EXPECT_FALSE(dp::auto_takes(64, 64, 4096, 1, false));
 }
 
-// The strips kernel's smaller last box (plan.h, tail_box_pays): only where at least 48 rows of the
+// The strips kernel's smaller last box (plan.h, tail_box_pays): only where at least 24 rows of the
 // last token tile are past the end; never where the tokens fill their tiles.
 TEST(WgmmaDecodePlan, TailBoxOnlyWhereManyRowsArePastTheEnd) {
   namespace dp = wgmma_decode_plan;
@@ -124,8 +124,11 @@ TEST(WgmmaDecodePlan, TailBoxOnlyWhereManyRowsArePastTheEnd) {
   EXPECT_TRUE(dp::tail_box_pays(200, 128));   // 72 of 128: 56
   EXPECT_TRUE(dp::tail_box_pays(4097, 64));   // a last tile of 1 token
   EXPECT_TRUE(dp::tail_box_pays(16, 64));
-  EXPECT_FALSE(dp::tail_box_pays(160, 64));   // 32 of 64: 32
+  EXPECT_TRUE(dp::tail_box_pays(160, 64));    // 32 of 64: 32
+  EXPECT_TRUE(dp::tail_box_pays(96, 128));    // 32
+  EXPECT_TRUE(dp::tail_box_pays(100, 64));    // 36 of 64: 28
   EXPECT_FALSE(dp::tail_box_pays(48, 64));    // 16
+  EXPECT_FALSE(dp::tail_box_pays(240, 128));  // 112 of 128: 16
   EXPECT_FALSE(dp::tail_box_pays(1, 8));      // 7 (decode's one token)
   EXPECT_FALSE(dp::tail_box_pays(300, 320));  // 20
   EXPECT_FALSE(dp::tail_box_pays(256, 128));  // whole tiles

@@ -75,8 +75,9 @@ int check_after_nan(const ExSpec& spec, const char* kernel) {
   return n;
 }
 
-// Last token tiles of 16 of 128 tokens (64 x 128d), 16 of 64, 72 of 128, 8 of 192, ...: the
-// smaller boxes (plan.h, tail_box_pays), and the whole boxes where few rows are past the end;
+// Last token tiles of 16 of 128 tokens (64 x 128d), 16 of 64, 72 of 128, 8 of 192, 36 of 64 and
+// 100 of 128 (28 rows past the end, just over the rule's 24), ...: the smaller boxes (plan.h,
+// tail_box_pays), and the whole boxes where few rows are past the end;
 // last weight strips of 6 (1030 rows) and 8 (520) rows (TMA's fill, beside stale stages); the
 // weight K-major (NT) and MN-major (NN); tf32 through registers (NN) and K-major (NT); columns as
 // tokens (skinny: TN MN-major, TT K-major), K not a multiple of the stage; a batch.
@@ -101,8 +102,10 @@ TEST(LargeShapes, StripsTailBoxesAfterNaN) {
   skinny_k.op_b = Op::T, skinny_k.d_type = DType::BF16, skinny_k.seed = 76;
   ExSpec batched = nt;
   batched.m = 300, batched.n = 200, batched.k = 640, batched.batch = 2, batched.seed = 77;
+  ExSpec hundred = nn;
+  hundred.precision = Precision::BF16, hundred.m = 100, hundred.seed = 83;
   int runs = 0;
-  for (const ExSpec& s : {nt, nn, tf, tf_nt, skinny_mn, skinny_k, batched})
+  for (const ExSpec& s : {nt, nn, tf, tf_nt, skinny_mn, skinny_k, batched, hundred})
     runs += check_after_nan(s, "wgmma/small");
   // wgmma/decode: 1 and 3 tokens of an 8-token tile, 20 of 32 (last strips of 6, 8, 4 rows);
   // skinny with 5 columns (3010 weight rows).
