@@ -232,11 +232,12 @@ Plan plan(int64_t m, int64_t n, int64_t k, const DeviceDesc& dev, bool scratch, 
     // 1 x 4096 x 14336 NT: 2 splits 45.4, unsplit 48.1). Two (>= 64 tokens, the SM's whole ring
     // to one CTA): up to two thirds of the SMs, >= 16 stages deep (128 x 8192 x 8192: 64 strips
     // unsplit 52.3 us, 2 splits 56.6; 128 x 4096 x 4096: 2 splits 23.7, 4 splits 25.5; H200, tf32
-    // 48 x 5120 x 4096: 40 strips unsplit 47.7, 2 splits 30.1).
+    // 48 x 5120 x 4096 NN: 40 strips unsplit 47.7, 2 splits 30.1, cuBLAS 31.2).
     // Few strips (at most 40% of the SMs: a small weight) split down to 16 k-blocks (H200, every
-    // split timed, docs/history.md "Few strips"): bf16 4 x 2048 x 6144, 32 strips, 20.1 us unsplit,
-    // 14.0 in 4 splits; 16 x 1024 x 4096 15.1 -> 11.3; 4 x 3072 x 3072 12.4 -> 11.6 in 2; but
-    // 4 x 1536 x 1536 (24 k-blocks) stays whole.
+    // split timed, 2026-11-28 18:19 UTC, docs/history.md "Few strips"): bf16 NN 4 x 2048 x 6144,
+    // 32 strips, 20.1 us unsplit, 14.0 in 4 splits (cuBLAS 11.6); 16 x 1024 x 4096 15.1 -> 11.3
+    // (8.9); 4 x 3072 x 3072 12.4 -> 11.6 in 2 (11.1); but 4 x 1536 x 1536 (24 k-blocks) stays
+    // whole (8.2, in 2 splits 9.0; cuBLAS 7.3).
     const bool few = 5 * static_cast<int64_t>(p.tiles()) <= 2 * static_cast<int64_t>(dev.sms);
     const int min_kb = p.groups == 1 && !few ? 64 : 16;
     const int64_t ctas = p.groups == 1 ? std::max(1, dev.sms) : std::max(1, 2 * dev.sms / 3);

@@ -183,8 +183,9 @@ inline int max_tokens(Precision p, bool w_k_major) {
 // box with TMA's out-of-bounds fill: where at least kTailBoxFrom of its rows are past the end.
 // Measured (H200, bf16/fp16/tf32, docs/history.md "Out-of-bounds rows"): 56 to 112 filled rows
 // cost a deep 64 x 128 tile 1.5-1.8x its time (144 x 4096 x 4096: 31.0 us, with the smaller box
-// 18.1); 28-32 cost 4-41% (96 x 3072 x 8192 on 64 x 128d: 161 -> 228 TFLOP/s, 100 x 13824 x 5120
-// +10-15%), while 16 of 128 ran 2-3% faster with the fill (240 x 4096 x 4096).
+// 18.1); 28-32 cost 4-41% (2026-11-28 18:30-18:31 UTC, bf16 NN: 96 x 3072 x 8192 on 64 x 128d
+// 161 -> 228 TFLOP/s, cuBLAS 237-239; 100 x 13824 x 5120 320 -> 367, cuBLAS 348-353), while 16 of
+// 128 ran 2-3% faster with the fill (240 x 4096 x 4096 463 against 454, cuBLAS 431-448).
 constexpr int kTailBoxFrom = 24;
 inline bool tail_box_pays(int64_t rows, int tile) {
   const int rest = static_cast<int>(rows % tile);
