@@ -330,6 +330,50 @@ TEST(WgmmaSmallPlan, TilesAndSplitsCoverTheProblem) {
 // Skinny 16-bit problems from 16 columns on (33 with K-major tokens) go to wgmma/small where it
 // takes them; 8 columns, and a C whose wgmma/small tiles would overfill the GPU, stay on
 // wgmma/decode.
+// The count of splits that fills one wave of CTAs (not a power of two), and where the model
+// takes it: only priced kWaveFillMargin below its best plan in 1, 2, 4, ... splits (measured:
+// docs/history.md, "Wave-filling splits").
+TEST(WgmmaSmallPlan, WaveFillingSplits) {
+  namespace sp = wgmma_small_plan;
+  namespace dp = wgmma_decode_plan;
+  EXPECT_EQ(sp::wave_splits(40, 132, 1, 64), 3);   // 2 leaves 52 SMs idle, 4 a second wave
+  EXPECT_EQ(sp::wave_splits(40, 132, 2, 64), 6);
+  EXPECT_EQ(sp::wave_splits(66, 132, 1, 64), 0);   // 2: a power of two, priced anyway
+  EXPECT_EQ(sp::wave_splits(33, 264, 1, 64), 0);   // 8 as well
+  EXPECT_EQ(sp::wave_splits(40, 264, 1, 64), 6);   // two CTAs per SM
+  EXPECT_EQ(sp::wave_splits(200, 132, 1, 64), 0);  // more tiles than SMs
+  EXPECT_EQ(sp::wave_splits(40, 132, 1, 2), 0);    // capped by the depth at 2
+  EXPECT_EQ(sp::wave_splits(0, 132, 1, 64), 0);
+  // bf16 96 x 2560 x 10240 (H200, every variant timed: 64 x 32 in 1 split 32.3 us, 64 x 128d in 3
+  // 22.7, cuBLAS 20.4): 40 strips of the deep 64 x 128 tile, 3 splits.
+  const dp::Plan deep3 = sp::plan(96, 2560, 10240, kH100, true, true, 0, 0, 1, sp::kMaxTileTok);
+  EXPECT_TRUE(deep3.deep && deep3.tok == 128 && deep3.groups == 1);
+  EXPECT_EQ(deep3.splits, 3);
+  // 128 x 5120 x 5120: 128 x 128 in 3 splits is priced within the margin of the deep 64 x 128
+  // tile unsplit, which measured faster (19.8 against 23.9 us): that one stays.
+  const dp::Plan flat = sp::plan(128, 5120, 5120, kH100, true, true, 0, 0, 1, sp::kMaxTileTok);
+  EXPECT_TRUE(flat.deep && flat.tok == 128 && flat.splits == 1);
+  // Wherever the model's split count is not a power of two, it is its tile's wave count, and its
+  // cost beats every power-of-two plan of every tile by the margin.
+  for (int64_t tokens : {8, 48, 96, 160, 200, 256})
+    for (int64_t weights : {1536, 2560, 5120, 11008})
+      for (int64_t k : {1024, 4096, 10240}) {
+        const dp::Plan p = sp::plan(tokens, weights, k, kH100, true, true, 0, 0, 1, sp::kMaxTileTok);
+        if ((p.splits & (p.splits - 1)) == 0) continue;
+        SCOPED_TRACE(testing::Message() << tokens << "x" << weights << "x" << k);
+        const int w = sp::wave_splits(p.tiles(), kH100.sms * p.ctas_per_sm, 1,
+                                      std::min(dp::kMaxSplits, p.num_kb / 2));
+        ASSERT_GT(w, 0);
+        const int kb = (p.num_kb + w - 1) / w;  // as make() spreads them: no empty split
+        EXPECT_EQ(p.splits, (p.num_kb + kb - 1) / kb);
+        for (int t = 1; t <= sp::kTiles; ++t)
+          for (int s = 1; s <= dp::kMaxSplits; s *= 2) {
+            const dp::Plan f = sp::plan(tokens, weights, k, kH100, true, true, t, s, 1, sp::kMaxTileTok);
+            EXPECT_LT(sp::cost(p, kH100), (1.0 - sp::kWaveFillMargin) * sp::cost(f, kH100) + 1e-9);
+          }
+      }
+}
+
 TEST(WgmmaSmallPlan, TakesSkinnyFromSixteenColumns) {
   namespace sp = wgmma_small_plan;
   EXPECT_TRUE(sp::takes_skinny(2048, 32, 2048, 1, kH100, false));

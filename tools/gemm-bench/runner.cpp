@@ -301,8 +301,10 @@ void run_variant(Bench& b, BenchProblem& bp, const Variant& v) {
     }
     b.rep.rows.push_back(r);
     if (opt.variants && k->variants && r.status == "ok") {  // gemm-tune's rows
-      gemmlab::PlanChoice choices[64];
-      const int count = k->variants(p, choices, 64);
+      // Up to 128: wgmma/small offers ~14 tiles x 3-7 split counts (with the one- and two-wave ones).
+      constexpr int kMaxVariants = 128;
+      gemmlab::PlanChoice choices[kMaxVariants];
+      const int count = k->variants(p, choices, kMaxVariants);
       for (int i = 0; i < count; ++i) {
         Row x = base_row(b, bp, k->name, v);
         x.step = k->step, x.family = k->family, x.seed = k->seed;

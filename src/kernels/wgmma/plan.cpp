@@ -346,26 +346,45 @@ double cost(const dp::Plan& p, const DeviceDesc& dev) {
   return std::max(sm, l2) * depth + waves * kFixedClk + reduce;
 }
 
+int wave_splits(int64_t tiles, int slots, int waves, int max_splits) {
+  if (tiles <= 0) return 0;
+  const int64_t s = std::min<int64_t>(max_splits, waves * int64_t{slots} / tiles);
+  return s >= 3 && (s & (s - 1)) != 0 ? static_cast<int>(s) : 0;
+}
+
 dp::Plan plan(int64_t tokens, int64_t weights, int64_t k, const DeviceDesc& dev, bool scratch,
               bool xk, int tile, int splits, int entries, int max_tok, int max_groups) {
   const int num_kb = static_cast<int>((k + dp::kBK - 1) / dp::kBK);
   const int max_splits = scratch ? std::max(1, std::min(dp::kMaxSplits, num_kb / 2)) : 1;
-  dp::Plan best{};
-  double best_cost = 0;
+  dp::Plan best{}, fill{};
+  double best_cost = 0, fill_cost = 0;
   for (int i = 0; i < kTiles; ++i) {
     if ((tile > 0 && i != tile - 1) || !tile_offered(i, xk, max_tok, max_groups)) continue;
+    const auto tile_plan = [&](int s) {
+      return make(tokens, weights, k, dev, kTileTok[i], kTileGroups[i], kTileDeep[i], s, entries);
+    };
     // Forced: that many splits, as far as the depth allows; else 1, 2, 4, ... of them.
     for (int s = splits > 0 ? std::min(splits, max_splits) : 1; s <= max_splits; s *= 2) {
       if (splits > 0 && s > std::min(splits, max_splits)) break;
-      const dp::Plan p =
-          make(tokens, weights, k, dev, kTileTok[i], kTileGroups[i], kTileDeep[i], s, entries);
+      const dp::Plan p = tile_plan(s);
       const double c = cost(p, dev);
       if (best.tok == 0 || c < best_cost) best = p, best_cost = c;
+    }
+    // And the count that fills one wave of CTAs, where that is not a power of two.
+    if (splits <= 0) {
+      const dp::Plan one = tile_plan(1);
+      const int w = wave_splits(int64_t{one.tiles()} * entries, dev.sms * one.ctas_per_sm, 1,
+                                max_splits);
+      if (w > 0) {
+        const dp::Plan p = tile_plan(w);
+        const double c = cost(p, dev);
+        if (fill.tok == 0 || c < fill_cost) fill = p, fill_cost = c;
+      }
     }
   }
   if (best.tok == 0)  // a forced tile the tokens' majorness rules out: the model's own
     return plan(tokens, weights, k, dev, scratch, xk, 0, splits, entries, max_tok, max_groups);
-  return best;
+  return fill.tok != 0 && fill_cost < (1.0 - kWaveFillMargin) * best_cost ? fill : best;
 }
 
 int max_groups(Precision p, bool skinny, bool plain_fp32_d) {

@@ -333,10 +333,22 @@ Roles roles_of(int64_t m, int64_t n, bool a_k_major, bool b_k_major, bool tf32 =
 // Whether the tokens must be transposed while packed (tf32, an MN-major token operand as stored).
 bool tokens_transposed(const Roles& r, bool a_k_major, bool b_k_major, bool tf32);
 
+// The split count that fills `waves` waves of CTAs (SMs x CTAs per SM in `slots`) with `tiles`
+// tiles, at most max_splits; 0 where that is below 3 or a power of two (plan() prices those
+// anyway). 40 strips of 128 x 128 on 132 SMs: 3, where 2 leaves 52 SMs idle and 4 a second wave.
+int wave_splits(int64_t tiles, int slots, int waves, int max_splits);
+// plan() takes its tiles' one-wave split counts only where the model prices the best of them
+// this much below the best plan in 1, 2, 4, ... splits: priced within 10%, such plans measured no
+// faster (H200, 212 problems of 48..200 x 1536..13824 x 1536..11008 and small squares, every
+// variant timed, docs/history.md "Wave-filling splits").
+constexpr double kWaveFillMargin = 0.1;
+
 // The model's time of a plan, in SM clocks (only its order matters).
 double cost(const dp::Plan& p, const DeviceDesc& dev);
 
 // tile (1-based into kTileTok; 0: the model's) and splits (0: the model's) are plan variants.
+// The model prices every offered tile in 1, 2, 4, ... splits and in its one-wave count
+// (wave_splits, taken only by kWaveFillMargin).
 // xk false (MN-major tokens): tiles of 64 to 256 tokens. scratch false: no depth split.
 // entries: a strided batch's (one launch; its CTAs count with the others in the model).
 // max_tok: tiles of at most that many tokens (max_tile_tokens). max_groups: tiles of at most that

@@ -33,7 +33,10 @@
 // 100%; tf32 C's columns as tokens: 2048 x 32 x 2048 TT 32% -> 103%,
 // 4096 x 128 x 4096 TN 33% -> 90% (docs/history.md, wgmma/small and cliffs). H200 (2026-11-28
 // 16:05 UTC, docs/results/h200-tail-boxes.txt): the last token tile's smaller box, bf16
-// 144 x 4096 x 4096 NT 31.7 -> 18.0 us (cuBLAS 17.1).
+// 144 x 4096 x 4096 NT 31.7 -> 18.0 us (cuBLAS 17.1); one-wave split counts (21:01 UTC,
+// h200-wave-fill-splits.txt): bf16 96 x 2560 x 10240 NN 156 -> 227 TFLOP/s (cuBLAS 246).
+#include <algorithm>
+
 #include "kernels/common/gemm_common.cuh"
 #include "kernels/wgmma/plan.h"
 #include "kernels/wgmma/strips.h"
@@ -89,19 +92,30 @@ cudaError_t launch(const GemmProblem& p) {
 }
 
 // Plan variants for gemm-tune: every tile the tokens' majorness allows, each with 1, 2, 4, ...
-// splits while they fit two waves of CTAs.
+// splits and the counts that fill one and two waves (sp::wave_splits), while they fit two waves.
 int variants(const GemmProblem& p, PlanChoice* out, int max) {
   const sp::Roles r = roles_of(p);
   const DeviceDesc dev = current_device_desc();
   int n = 0;
   for (int t = 1; t <= sp::kTiles && n < max; ++t) {
     if (!sp::tile_offered(t - 1, r.xk, max_tok(p), max_groups(p))) continue;
+    const auto plan_t = [&](int s) {
+      return sp::plan(r.tokens, r.weights, dp::planned_k(p.k, p.precision), dev, true, r.xk, t, s,
+                      static_cast<int>(p.batch), max_tok(p), max_groups(p));
+    };
+    const dp::Plan one = plan_t(1);
+    const int64_t tiles = int64_t{one.tiles()} * one.entries;
+    const int slots = dev.sms * one.ctas_per_sm;
+    int counts[12], c = 0;
+    for (int s = 1; s <= dp::kMaxSplits; s *= 2) counts[c++] = s;
+    for (int w = 1; w <= 2; ++w)
+      if (const int s = sp::wave_splits(tiles, slots, w, dp::kMaxSplits)) counts[c++] = s;
+    std::sort(counts, counts + c);
     int last = 0;
-    for (int s = 1; s <= dp::kMaxSplits && n < max; s *= 2) {
-      const dp::Plan pl = sp::plan(r.tokens, r.weights, dp::planned_k(p.k, p.precision), dev, true,
-                                   r.xk, t, s, static_cast<int>(p.batch), max_tok(p),
-                                   max_groups(p));
-      if (pl.splits == last || pl.blocks() * pl.entries > 2 * pl.ctas_per_sm * dev.sms) break;
+    for (int j = 0; j < c && n < max; ++j) {
+      const dp::Plan pl = plan_t(counts[j]);
+      if (pl.splits <= last) continue;
+      if (pl.blocks() * pl.entries > 2 * pl.ctas_per_sm * dev.sms) break;
       out[n++] = PlanChoice{t, pl.splits};
       last = pl.splits;
     }
