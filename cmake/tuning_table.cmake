@@ -1,10 +1,17 @@
 # The tuning table compiled into the library (registry/tuning.h): every src/registry/tuning/*.json
 # that gemm-tune wrote becomes rows of a C++ array, so nothing reads a file at run time.
-# gemmlab_tuning_table(OUT): writes OUT (rewritten only when it changes).
+# gemmlab_tuning_table(OUT): writes OUT (rewritten only when it changes). Also a script:
+#   cmake -DOUT=FILE -P cmake/tuning_table.cmake   (scripts/device-kit: a table gemm-tune just wrote,
+#   compiled in on the GPU machine without a build tree)
+set(_gemmlab_source_dir ${CMAKE_CURRENT_LIST_DIR}/..)
 function(gemmlab_tuning_table out)
-  file(GLOB files CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/registry/tuning/*.json)
-  # An edited table (gemm-tune rewrote it) re-runs CMake, so the build never keeps a stale copy.
-  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${files})
+  if(CMAKE_SCRIPT_MODE_FILE)
+    file(GLOB files ${_gemmlab_source_dir}/src/registry/tuning/*.json)
+  else()
+    file(GLOB files CONFIGURE_DEPENDS ${_gemmlab_source_dir}/src/registry/tuning/*.json)
+    # An edited table (gemm-tune rewrote it) re-runs CMake, so the build never keeps a stale copy.
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${files})
+  endif()
   set(rows "")
   foreach(f IN LISTS files)
     file(READ ${f} j)
@@ -57,3 +64,7 @@ const TuningEntry* tuning_table(size_t* count) {
 }  // namespace gemmlab
 ]] @ONLY)
 endfunction()
+
+if(CMAKE_SCRIPT_MODE_FILE AND DEFINED OUT)
+  gemmlab_tuning_table(${OUT})
+endif()
