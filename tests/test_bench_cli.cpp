@@ -60,6 +60,13 @@ TEST(BenchCli, Suites) {
   EXPECT_EQ(cliffs.sizes[29].n, 77);
   EXPECT_EQ(cliffs.sizes.back().batch, 4);
   EXPECT_EQ(cliffs.trans.size(), 4u);
+  Options medium;  // one to two rounds of 128 x 256 tiles, NN / NT / TN; not part of "all"
+  ASSERT_EQ(parse({"--suite", "medium"}, &medium, &msg), -1) << msg;
+  ASSERT_EQ(medium.sizes.size(), 13u);
+  EXPECT_EQ(medium.sizes[1].m, 1536);
+  EXPECT_EQ(medium.sizes[1].n, 3072);
+  EXPECT_EQ(medium.sizes.back().k, 1100);
+  EXPECT_EQ(medium.trans.size(), 3u);
   Options bad;
   EXPECT_EQ(parse({"--suite", "nope"}, &bad, &msg), 2);
   EXPECT_NE(msg.find("unknown suite"), std::string::npos);

@@ -232,6 +232,18 @@ TEST(WgmmaSmallPlan, TilesAndSplitsCoverTheProblem) {
   EXPECT_FALSE(sp::auto_takes(321, 14336, 4096, 1, kH100, false, true));
   EXPECT_FALSE(sp::auto_takes(320, 14336, 4096, 1, kH100, /*tf32=*/true, true));
   EXPECT_FALSE(sp::auto_takes(320, 14336, 4096, 4, kH100, false, true));
+  // More 128 x 256 tiles than SMs (wgmma/03's two rounds) whose 128 x 320 tiles fit one wave:
+  // wgmma/small's where the tokens are K-major rows (16-bit, one entry).
+  EXPECT_TRUE(sp::auto_takes(1536, 3072, 1536, 1, kH100, false, true));   // 144 / 120
+  EXPECT_TRUE(sp::auto_takes(1280, 4096, 2048, 1, kH100, false, true));   // 160 / 128
+  EXPECT_TRUE(sp::auto_takes(1792, 2560, 2048, 1, kH100, false, true));   // 140 / 120
+  EXPECT_FALSE(sp::auto_takes(1536, 3072, 1536, 1, kH100));               // MN-major tokens
+  EXPECT_FALSE(sp::auto_takes(1536, 3072, 1536, 1, kH100, true, true));   // tf32
+  EXPECT_FALSE(sp::auto_takes(1536, 3072, 1536, 2, kH100, false, true));  // a batch
+  EXPECT_FALSE(sp::auto_takes(2304, 2304, 2304, 1, kH100, false, true));  // 144 of 128 x 320
+  EXPECT_FALSE(sp::auto_takes(2048, 2048, 2048, 1, kH100, false, true));  // 128: one round
+  EXPECT_FALSE(sp::auto_takes(4096, 4096, 4096, 1, kH100, false, true));
+  EXPECT_FALSE(sp::auto_takes(1536, 3072, 32768, 1, kH100, false, true));  // wgmma/split_k's
   // The 128 x 320 tile (index 15): two warpgroups, 4 stages of 56 KB, a producer warpgroup
   // (setmaxnreg) so the consumers may hold 160 accumulators; only within max_tile_tokens: 16-bit,
   // K-major tokens as C's rows.

@@ -9,6 +9,7 @@
 #include "kernel_check.h"
 #include "kernels/wgmma/plan.h"
 #include "registry/registry.h"
+#include "runtime/device_props.h"
 #include "runtime/plan_choice.h"
 
 namespace gemmlab::test {
@@ -62,6 +63,33 @@ TEST(LargeShapes, WgmmaSmallPrefillTiles) {
       if (splits > 1)
         for (const ExSpec& spec : {full, fused}) expect_same_bits_in_graphs_and_streams(spec, "wgmma/small");
     }
+}
+
+// `auto` on medium 16-bit problems whose 128 x 256 tiles outnumber the SMs (two rounds of
+// wgmma/03) but whose 128 x 320 tiles fit one wave (wgmma_small_plan::auto_takes, one_wave): on
+// 132 SMs it picks wgmma/small there, and the result is checked against fp64: NN and NT, a plain
+// fp32 D, a bf16 D with a bias and GELU, fp16 with misaligned rows and K off the stage, in place.
+TEST(LargeShapes, WgmmaSmallOneWaveMediumShapes) {
+  GEMMLAB_REQUIRE_GPU();
+  if (current_cc() < 90) GTEST_SKIP() << "wgmma/small needs sm_90a";
+  ExSpec plain;
+  plain.precision = Precision::BF16, plain.m = 1536, plain.n = 3072, plain.k = 1536, plain.seed = 401;
+  ExSpec fused = plain;
+  fused.m = 1280, fused.n = 4096, fused.k = 2048, fused.op_b = Op::T, fused.d_type = DType::BF16;
+  fused.bias = true, fused.bias_type = DType::BF16, fused.act = Activation::GeluTanh;
+  fused.seed = 402;
+  ExSpec odd = plain;
+  odd.precision = Precision::FP16, odd.m = 1790, odd.n = 2552, odd.k = 2000, odd.pad_a = 3;
+  odd.pad_b = 5, odd.in_place = true, odd.beta = 0.5f, odd.seed = 403;
+  for (const ExSpec& spec : {plain, fused, odd}) {
+    ExProblem p(spec);
+    ASSERT_EQ(p.error(), "");
+    const char* name = auto_kernel_name(p.desc());
+    ASSERT_NE(name, nullptr) << last_error_message();
+    std::printf("[  AUTO    ] %s -> %s\n", describe(spec).c_str(), name);
+    if (current_cc() == 90 && device_sm_count() == 132) EXPECT_STREQ(name, "wgmma/small");
+    expect_correct(spec);
+  }
 }
 
 }  // namespace

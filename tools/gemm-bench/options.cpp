@@ -78,6 +78,21 @@ bool suite_shapes(const std::string& name, std::vector<Shape>* shapes,
     *trans = {"NN", "NT", "TN", "TT"};
     return true;
   }
+  // Medium 16-bit-sized problems whose 128 x 256 tiles take one to two rounds of the SMs (where
+  // a tile that fills one wave decides: docs/history.md, wgmma/small, medium shapes), in the op
+  // pairs frameworks use. Not part of "all".
+  if (name == "medium") {
+    for (const char* text :
+         {"1536x3072x512", "1536x3072x1536", "3072x1536x1536", "1280x4096x2048", "1792x2560x2048",
+          "2048x2048x2048", "2304x2304x2304", "1600x3200x3200", "960x5120x4096", "640x8192x4096",
+          "2560x2560x4096", "1536x3072x6144", "1500x3008x1100"}) {
+      Shape sh;
+      parse_shape(text, &sh);
+      shapes->push_back(sh);
+    }
+    *trans = {"NN", "NT", "TN"};
+    return true;
+  }
   const bool all = name == "all";
   if (!all && name != "decode" && name != "small" && name != "deep-k" && name != "skinny" &&
       name != "large" && name != "odd-m")
@@ -131,7 +146,7 @@ int parse_options(int argc, const char* const* argv, Options* out, std::string* 
       ->delimiter(',');
   app.add_option("--suite", out->suite,
                  "a shape suite instead of --sizes: decode, small, deep-k, skinny, large, odd-m, all; "
-                 "cliffs (odd shapes in all four op pairs)");
+                 "cliffs (odd shapes in all four op pairs); medium (one to two rounds of 128 x 256 tiles)");
   app.add_option("--dtype,-d", dtypes, "precisions: fp32,tf32,bf16,fp16 (default all)")->delimiter(',');
   app.add_option("--trans,-t", trans, "op(A)op(B) combinations: NN,NT,TN,TT (default NN)")->delimiter(',');
   app.add_option("--out-dtype", out_dtypes,
@@ -192,7 +207,7 @@ int parse_options(int argc, const char* const* argv, Options* out, std::string* 
     std::vector<std::string> suite_trans;
     if (!suite_shapes(out->suite, &out->sizes, &suite_trans)) {
       *message = "gemm-bench: unknown suite '" + out->suite +
-                 "' (decode, small, deep-k, skinny, large, odd-m, all, cliffs)";
+                 "' (decode, small, deep-k, skinny, large, odd-m, all, cliffs, medium)";
       return 2;
     }
     if (trans.empty()) trans = suite_trans;

@@ -408,7 +408,12 @@ bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc
   // 257..320 rows: wgmma/03 runs 2.5 tile rows, wgmma/small's 128 x 320 tiles one, each weight
   // strip read once (docs/results/h100-wgmma-small-320.txt).
   const bool one_row = !tf32 && rows_k_major && batch == 1 && m > 256 && m <= kMaxTileTok;
-  if (2 * t256 * batch > dev.sms && t192 * batch > dev.sms && !rows_streamed && !one_row)
+  // More 128 x 256 tiles than SMs (wgmma/03's second round) where 128 x 320 tiles fit one wave
+  // (docs/history.md, wgmma/small: the medium shapes).
+  const bool one_wave = !tf32 && rows_k_major && batch == 1 && t256 > dev.sms &&
+                        ((m + kMaxTileTok - 1) / kMaxTileTok) * ((n + 127) / 128) <= dev.sms;
+  if (2 * t256 * batch > dev.sms && t192 * batch > dev.sms && !rows_streamed && !one_row &&
+      !one_wave)
     return false;
   // Deep K over a C of 256 x 256 or more: wgmma/split_k's slices (docs/history.md, wgmma/small).
   return k < 32768 || m * n < 256 * 256;

@@ -367,7 +367,10 @@ int max_groups(Precision p, bool skinny, bool plain_fp32_d);
 // most half the SMs, or whose 128 x 192 tiles fill one wave; but for K >= 32768 over a C of
 // 256 x 256 or more (wgmma/split_k's).
 // tf32: whether the inputs are tf32 (the rows-streamed rule below is 16-bit only). rows_k_major:
-// op(A) = A, so 257..320 rows of C fit one 128 x 320 tile (16-bit, one entry): taken too.
+// op(A) = A, so 257..320 rows of C fit one 128 x 320 tile (16-bit, one entry): taken too; and
+// so, 16-bit with one entry, problems with more 128 x 256 tiles than SMs (two rounds of wgmma/03)
+// whose 128 x 320 tiles fit one wave: H100, bf16 NN, us, wgmma/03 against wgmma/small: 1536 x
+// 3072 x 1536 34.8 / 29, 1280 x 4096 x 2048 42 / 35, 1792 x 2560 x 2048 42 / 35.
 bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc& dev,
                 bool tf32 = false, bool rows_k_major = false);
 
