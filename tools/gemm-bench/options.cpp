@@ -1,5 +1,6 @@
 #include "gemm-bench/options.h"
 
+#include <initializer_list>
 #include <sstream>
 
 #include <CLI/CLI.hpp>
@@ -57,24 +58,29 @@ bool parse_shape(const std::string& text, Shape* out) {
   return true;
 }
 
+// A fixed list of shapes written as gemm-bench's --sizes reads them (MxNxK, B:MxNxK).
+static void add_shapes(std::vector<Shape>* shapes, std::initializer_list<const char*> texts) {
+  for (const char* text : texts) {
+    Shape sh;
+    parse_shape(text, &sh);
+    shapes->push_back(sh);
+  }
+}
+
 bool suite_shapes(const std::string& name, std::vector<Shape>* shapes,
                   std::vector<std::string>* trans) {
   // Shapes off the other suites' grids, in every op pair (a scan for cliffs: docs/results/
   // h100-cliffs-2.txt): primes and near-powers, tall-skinny and short-wide C, deep K over a small
   // C, thin K, decode-like rows, and tiny strided batches. Not part of "all" (its four op pairs).
   if (name == "cliffs") {
-    for (const char* text :
-         {"100x100x10000", "128x128x8192", "2000x64x2000", "64x2000x2000", "127x8191x129",
-          "333x777x555", "1000x1000x1000", "3000x3000x3000", "5000x5000x5000", "1023x1023x1023",
-          "4095x4095x64", "64x64x65536", "777x333x2222", "4096x128x4096", "96x96x96",
-          "2048x32x2048", "40x40x40000", "3x5000x5000", "5000x3x5000", "6000x6000x256",
-          "256x6000x6000", "16384x1024x64", "8192x16x768", "768x2304x768", "1x11008x4096",
-          "7x4096x11008", "200x200x200", "2500x300x2500", "12:197x197x64", "8:77x77x77",
-          "48:128x64x128", "4:1000x1000x100"}) {
-      Shape sh;
-      parse_shape(text, &sh);
-      shapes->push_back(sh);
-    }
+    add_shapes(shapes, {"100x100x10000", "128x128x8192", "2000x64x2000", "64x2000x2000",
+                        "127x8191x129", "333x777x555", "1000x1000x1000", "3000x3000x3000",
+                        "5000x5000x5000", "1023x1023x1023", "4095x4095x64", "64x64x65536",
+                        "777x333x2222", "4096x128x4096", "96x96x96", "2048x32x2048",
+                        "40x40x40000", "3x5000x5000", "5000x3x5000", "6000x6000x256",
+                        "256x6000x6000", "16384x1024x64", "8192x16x768", "768x2304x768",
+                        "1x11008x4096", "7x4096x11008", "200x200x200", "2500x300x2500",
+                        "12:197x197x64", "8:77x77x77", "48:128x64x128", "4:1000x1000x100"});
     *trans = {"NN", "NT", "TN", "TT"};
     return true;
   }
@@ -82,14 +88,10 @@ bool suite_shapes(const std::string& name, std::vector<Shape>* shapes,
   // a tile that fills one wave decides: docs/history.md, wgmma/small, medium shapes), in the op
   // pairs frameworks use. Not part of "all".
   if (name == "medium") {
-    for (const char* text :
-         {"1536x3072x512", "1536x3072x1536", "3072x1536x1536", "1280x4096x2048", "1792x2560x2048",
-          "2048x2048x2048", "2304x2304x2304", "1600x3200x3200", "960x5120x4096", "640x8192x4096",
-          "2560x2560x4096", "1536x3072x6144", "1500x3008x1100"}) {
-      Shape sh;
-      parse_shape(text, &sh);
-      shapes->push_back(sh);
-    }
+    add_shapes(shapes, {"1536x3072x512", "1536x3072x1536", "3072x1536x1536", "1280x4096x2048",
+                        "1792x2560x2048", "2048x2048x2048", "2304x2304x2304", "1600x3200x3200",
+                        "960x5120x4096", "640x8192x4096", "2560x2560x4096", "1536x3072x6144",
+                        "1500x3008x1100"});
     *trans = {"NN", "NT", "TN"};
     return true;
   }

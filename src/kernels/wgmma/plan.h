@@ -369,8 +369,9 @@ int max_groups(Precision p, bool skinny, bool plain_fp32_d);
 // tf32: whether the inputs are tf32 (the rows-streamed rule below is 16-bit only). rows_k_major:
 // op(A) = A, so 257..320 rows of C fit one 128 x 320 tile (16-bit, one entry): taken too; and
 // so, 16-bit with one entry, problems with more 128 x 256 tiles than SMs (two rounds of wgmma/03)
-// whose 128 x 320 tiles fit one wave: H100, bf16 NN, us, wgmma/03 against wgmma/small: 1536 x
-// 3072 x 1536 34.8 / 29, 1280 x 4096 x 2048 42 / 35, 1792 x 2560 x 2048 42 / 35.
+// whose 128 x 320 tiles fit one wave (H100, bf16 NN, us, wgmma/03 / wgmma/small / cuBLAS in one
+// run: 1536 x 3072 x 1536 34.5 / 29.0 / 26.4, 1280 x 4096 x 2048 42.8 / 35.4 / 35.2;
+// results/h100-medium-one-wave-ab.txt).
 bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc& dev,
                 bool tf32 = false, bool rows_k_major = false);
 
