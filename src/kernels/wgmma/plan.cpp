@@ -353,13 +353,13 @@ int wave_splits(int64_t tiles, int slots, int waves, int max_splits) {
 }
 
 dp::Plan plan(int64_t tokens, int64_t weights, int64_t k, const DeviceDesc& dev, bool scratch,
-              bool xk, int tile, int splits, int entries, int max_tok, int max_groups) {
+              bool xk, int tile, int splits, int entries, int max_tok, int max_groups, bool rows) {
   const int num_kb = static_cast<int>((k + dp::kBK - 1) / dp::kBK);
   const int max_splits = scratch ? std::max(1, std::min(dp::kMaxSplits, num_kb / 2)) : 1;
   dp::Plan best{}, fill{};
   double best_cost = 0, fill_cost = 0;
   for (int i = 0; i < kTiles; ++i) {
-    if ((tile > 0 && i != tile - 1) || !tile_offered(i, xk, max_tok, max_groups)) continue;
+    if ((tile > 0 && i != tile - 1) || !tile_offered(i, xk, max_tok, max_groups, rows)) continue;
     const auto tile_plan = [&](int s) {
       return make(tokens, weights, k, dev, kTileTok[i], kTileGroups[i], kTileDeep[i], s, entries);
     };
@@ -383,7 +383,8 @@ dp::Plan plan(int64_t tokens, int64_t weights, int64_t k, const DeviceDesc& dev,
     }
   }
   if (best.tok == 0)  // a forced tile the tokens' majorness rules out: the model's own
-    return plan(tokens, weights, k, dev, scratch, xk, 0, splits, entries, max_tok, max_groups);
+    return plan(tokens, weights, k, dev, scratch, xk, 0, splits, entries, max_tok, max_groups,
+                rows);
   return fill.tok != 0 && fill_cost < (1.0 - kWaveFillMargin) * best_cost ? fill : best;
 }
 
@@ -392,7 +393,7 @@ int max_groups(Precision p, bool skinny, bool plain_fp32_d) {
 }
 
 bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc& dev,
-                bool tf32, bool rows_k_major) {
+                bool tf32, bool rows_k_major, bool cols_wide) {
   // From half the SMs' worth of 128 x 256 tiles wgmma/03's persistent tiles win, unless one
   // wave of wgmma/small's 128 x 192 tiles holds the problem (measured: docs/history.md,
   // wgmma/small), or, 16-bit, wgmma/03 would run stream-k over rows of C short of two full tile
@@ -410,13 +411,36 @@ bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc
   const bool one_row = !tf32 && rows_k_major && batch == 1 && m > 256 && m <= kMaxTileTok;
   // More 128 x 256 tiles than SMs (wgmma/03's second round) where 128 x 320 tiles fit one wave
   // (docs/history.md, wgmma/small: the medium shapes).
-  const bool one_wave = !tf32 && rows_k_major && batch == 1 && t256 > dev.sms &&
-                        ((m + kMaxTileTok - 1) / kMaxTileTok) * ((n + 127) / 128) <= dev.sms;
+  // The same with C's columns as the tokens (cols_wide: op(A) = A^T, TN and TT).
+  const int64_t wide_tiles = rows_k_major ? ((m + kMaxTileTok - 1) / kMaxTileTok) * ((n + 127) / 128)
+                             : cols_wide  ? ((n + kMaxTileTok - 1) / kMaxTileTok) * ((m + 127) / 128)
+                                          : 0;
+  const bool one_wave = !tf32 && (rows_k_major || cols_wide) && batch == 1 && t256 > dev.sms &&
+                        wide_tiles <= dev.sms;
   if (2 * t256 * batch > dev.sms && t192 * batch > dev.sms && !rows_streamed && !one_row &&
       !one_wave)
     return false;
   // Deep K over a C of 256 x 256 or more: wgmma/split_k's slices (docs/history.md, wgmma/small).
   return k < 32768 || m * n < 256 * 256;
+}
+
+bool two_rounds(int64_t m, int64_t n, int64_t batch, const DeviceDesc& dev) {
+  const int64_t t256 = wgmma_plan::tiles_of(m, n, wgmma_plan::kBN) * batch;
+  return t256 > dev.sms && t256 <= 2 * int64_t{dev.sms};
+}
+
+bool rounds_pay(const dp::Plan& small, int64_t m, int64_t n, int64_t batch, const DeviceDesc& dev,
+                bool wide_offered) {
+  // (tiles smaller than wgmma/03's narrow one round better but run less efficiently)
+  if (batch != 1 || !wide_offered || dev.sms < 1 || !two_rounds(m, n, batch, dev) ||
+      int64_t{small.strip} * small.tok < int64_t{wgmma_plan::kBM} * wgmma_plan::kBNNarrow)
+    return false;
+  const auto rounds = [](int64_t ctas, int64_t slots) { return (ctas + slots - 1) / slots; };
+  const int bn = wgmma_plan::persistent_bn(m, n, Precision::BF16, dev, 1, 0);
+  const int64_t cost_03 = rounds(wgmma_plan::tiles_of(m, n, bn), dev.sms) * wgmma_plan::kBM * bn;
+  const int64_t cost_small = rounds(small.blocks(), int64_t{dev.sms} * small.ctas_per_sm) *
+                             int64_t{small.strip} * small.tok;
+  return cost_small < cost_03;
 }
 
 bool takes_skinny(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc& dev,

@@ -282,34 +282,40 @@ constexpr int kTiles = 16;
 // "64x64d", "64x8d", "64x16d", "64x32d", "64x128d": one warpgroup with the deep ring of one
 // CTA per SM, dp::stages; "192x96": three warpgroups, 1536^3 in 128 CTAs, K-major tokens; and
 // "128x320": 257..320 tokens in one tile, so the weight is streamed once, 16-bit with the tokens
-// as C's rows (K-major), kMaxTileTok; and "128x208": 193..208 tokens, where 128 x 256 computes a
-// fifth more, 16-bit with the tokens as C's rows (K-major): max_groups >= 2 with max_tok 320).
+// as C's rows (K-major) or as its columns (op(A) = A^T, the tokens either way), kMaxTileTok; and
+// "128x208": 193..208 tokens, where 128 x 256 computes a fifth more, 16-bit with the tokens as C's
+// rows (K-major) only: max_groups >= 2 with max_tok 320).
 constexpr int kTileTok[kTiles] = {8, 16, 32, 64, 128, 256, 64, 192, 64, 8, 16, 32, 128, 96, 320,
                                   208};
 constexpr int kTileGroups[kTiles] = {1, 1, 1, 2, 2, 2, 1, 2, 1, 1, 1, 1, 1, 3, 2, 2};
 constexpr bool kTileDeep[kTiles] = {false, false, false, false, false, false, false, false,
                                     true,  true,  true,  true,  true,  false, false, false};
-// Tiles offered only where max_tok is kMaxTileTok (16-bit, the tokens K-major as C's rows:
-// max_tile_tokens): 128 x 320 and 128 x 208, instantiated for that case alone.
+// Tiles offered only where max_tok is kMaxTileTok and the tokens are K-major C rows (16-bit:
+// max_tile_tokens): 128 x 208, instantiated for that case alone. (128 x 320 needs max_tok 320.)
 constexpr bool kTileRowsOnly[kTiles] = {false, false, false, false, false, false, false, false,
-                                        false, false, false, false, false, false, true,  true};
+                                        false, false, false, false, false, false, false, true};
 // Tiles offered only where max_groups is 3 (a 16-bit plain fp32 D, the tokens K-major as C's
 // rows): 192 x 96 (its general epilogue measured slower, docs/history.md, wgmma/small).
 constexpr bool kTilePlainOnly[kTiles] = {false, false, false, false, false, false, false, false,
                                          false, false, false, false, false, true,  false, false};
 // The most tokens of a tile: 320 (two wgmmas per k-step, n256 + n64: stage_tile.cuh) where the
-// inputs are 16-bit and the tokens K-major C rows, else dp::max_tokens.
+// inputs are 16-bit and the tokens K-major C rows, or C's columns (skinny: op(A) = A^T, an
+// MN-major weight, the tokens either way: TN and TT), else dp::max_tokens.
 constexpr int kMaxTileTok = 320;
 inline int max_tile_tokens(Precision p, bool skinny, bool xk, bool w_k_major) {
-  return p != Precision::TF32 && !skinny && xk ? kMaxTileTok : dp::max_tokens(p, w_k_major);
+  return p != Precision::TF32 && (skinny ? !w_k_major : xk) ? kMaxTileTok
+                                                             : dp::max_tokens(p, w_k_major);
 }
 extern const char* const kTileNames[kTiles + 1];
 // Whether tile index i (0-based into kTileTok) may run a problem: MN-major tokens (xk false) take
-// whole 64-token chunks up to dp::kMaxM; max_tok and max_groups as plan() takes them. The model
-// (plan) and the plan variants gemm-tune times (small.cu) offer the same tiles.
-constexpr bool tile_offered(int i, bool xk, int max_tok, int max_groups) {
-  return (xk || (kTileTok[i] % 64 == 0 && kTileTok[i] <= dp::kMaxM)) && kTileTok[i] <= max_tok &&
-         (!kTileRowsOnly[i] || max_tok >= kMaxTileTok) && (!kTilePlainOnly[i] || max_groups >= 3) &&
+// whole 64-token chunks, up to dp::kMaxM as C's rows; max_tok and max_groups as plan() takes
+// them; rows: the tokens are C's rows (not skinny). The model (plan) and the plan variants
+// gemm-tune times (small.cu) offer the same tiles.
+constexpr bool tile_offered(int i, bool xk, int max_tok, int max_groups, bool rows = true) {
+  return (xk || (kTileTok[i] % 64 == 0 && (kTileTok[i] <= dp::kMaxM || !rows))) &&
+         kTileTok[i] <= max_tok &&
+         (!kTileRowsOnly[i] || (rows && xk && max_tok >= kMaxTileTok)) &&
+         (!kTilePlainOnly[i] || max_groups >= 3) &&
          kTileGroups[i] <= max_groups;
 }
 
@@ -356,7 +362,7 @@ double cost(const dp::Plan& p, const DeviceDesc& dev);
 // element by element, and which measured slower in tf32: docs/history.md, wgmma/small).
 dp::Plan plan(int64_t tokens, int64_t weights, int64_t k, const DeviceDesc& dev, bool scratch,
               bool xk, int tile = 0, int splits = 0, int entries = 1, int max_tok = dp::kMaxM,
-              int max_groups = 3);
+              int max_groups = 3, bool rows = true);
 
 // The max_groups of plan() for a problem: 3 (192 x 96 allowed) only for 16-bit inputs whose
 // tokens are C's rows (not skinny) and whose D is a plain fp32 one (no bias, activation or 16-bit
@@ -372,8 +378,25 @@ int max_groups(Precision p, bool skinny, bool plain_fp32_d);
 // whose 128 x 320 tiles fit one wave (H100, bf16 NN, us, wgmma/03 / wgmma/small / cuBLAS in one
 // run: 1536 x 3072 x 1536 34.5 / 29.0 / 26.4, 1280 x 4096 x 2048 42.8 / 35.4 / 35.2;
 // results/h100-medium-one-wave-ab.txt).
+// cols_wide: 16-bit with C's columns as the tokens (op(A) = A^T), which the 128 x 320 tile takes
+// too: the same one-wave rule over columns (H100: see docs/history.md, wgmma/small, TN).
 bool auto_takes(int64_t m, int64_t n, int64_t k, int64_t batch, const DeviceDesc& dev,
-                bool tf32 = false, bool rows_k_major = false);
+                bool tf32 = false, bool rows_k_major = false, bool cols_wide = false);
+
+// Beyond auto_takes, 16-bit problems of one entry where wgmma/03 runs two rounds (128 x 256 tiles
+// more than the SMs, at most twice as many) and wgmma/small's plan `small` rounds better: its
+// waves of CTAs times its tile's area below wgmma/03's rounds times its own (128 x 256, or the
+// 128 x 192 of persistent_bn), with a tile no smaller than 128 x 192. wide_offered: where the
+// 128 x 320 tile is offered (max_tile_tokens). H100, bf16, us, wgmma/03 / wgmma/small, NN and
+// NT (results/h100-two-rounds.txt): 2560 x 2560 x 4096 96.6 / 85.5, 95.7 / 84.5 (128 x 208 in
+// 260 CTAs against 200 of 128 x 256); 3328 x 2048 x 1024 33.2 / 29.9, 33.1 / 29.4. Where both
+// round the same, neither wins: 2304^3 47.4 / 44.0 but 3072 x 2048 x 2048 43.2 / 46.0 (128 x
+// 192 both), 2048 x 4096 x 2048 53.3 / 57.1 (128 x 256 both).
+bool rounds_pay(const dp::Plan& small, int64_t m, int64_t n, int64_t batch, const DeviceDesc& dev,
+                bool wide_offered);
+// Whether wgmma/03 runs two rounds of 128 x 256 tiles: more than the SMs, at most twice as many
+// (rounds_pay's ground; callers test it before planning).
+bool two_rounds(int64_t m, int64_t n, int64_t batch, const DeviceDesc& dev);
 
 // A skinny 16-bit problem (n <= 64 < m: wgmma/decode's skinny mode) that wgmma/small takes
 // instead, where its auto_takes holds: from 16 columns on where decode reads the tokens (op(B)^T)

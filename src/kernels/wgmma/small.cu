@@ -16,7 +16,8 @@
 // fewer shared-memory bytes per flop for the same CTA count; and 192 x 96 on three warpgroups,
 // 1536^3 in 128 CTAs where 128 x 192 makes 96, for a 16-bit plain fp32 D only; and 128 x 320
 // for 257..320 tokens as C's rows, 16-bit: two wgmmas per k-step, a producer warpgroup and
-// setmaxnreg for its 160 accumulators, so the weight is streamed once; and 128 x 208 for
+// setmaxnreg for its 160 accumulators, so the weight is streamed once (also over C's columns
+// where op(A) = A^T, the tokens K-major or in five MN-major chunks); and 128 x 208 for
 // 193..208 tokens, its last 16 written element by element), the
 // tokens being C's rows (op(A) = A) or columns, split in depth where the tiles leave SMs idle;
 // the splits of a tile sum their partials in a fixed order inside the kernel (no second launch,
@@ -35,6 +36,8 @@
 // 16:05 UTC, docs/results/h200-tail-boxes.txt): the last token tile's smaller box, bf16
 // 144 x 4096 x 4096 NT 31.7 -> 18.0 us (cuBLAS 17.1); one-wave split counts (21:01 UTC,
 // h200-wave-fill-splits.txt): bf16 96 x 2560 x 10240 NN 156 -> 227 TFLOP/s (cuBLAS 246).
+// 128 x 320 over C's columns (H100, 2026-12-08 01:15 UTC, h100-suite-medium): bf16 TN
+// 1600 x 3200 x 3200 76% -> 100% of cuBLAS, 1280 x 4096 x 2048 80% -> 99%.
 #include <algorithm>
 
 #include "kernels/common/gemm_common.cuh"
@@ -71,7 +74,7 @@ dp::Plan plan_of(const GemmProblem& p, bool scratch, PlanChoice c) {
   const sp::Roles r = roles_of(p);
   return sp::plan(r.tokens, r.weights, dp::planned_k(p.k, p.precision), current_device_desc(),
                   scratch, r.xk, c.tile, c.splits, static_cast<int>(p.batch), max_tok(p),
-                  max_groups(p));
+                  max_groups(p), !r.skinny);
 }
 
 const char* unsupported(const GemmProblem& p) {
@@ -98,10 +101,10 @@ int variants(const GemmProblem& p, PlanChoice* out, int max) {
   const DeviceDesc dev = current_device_desc();
   int n = 0;
   for (int t = 1; t <= sp::kTiles && n < max; ++t) {
-    if (!sp::tile_offered(t - 1, r.xk, max_tok(p), max_groups(p))) continue;
+    if (!sp::tile_offered(t - 1, r.xk, max_tok(p), max_groups(p), !r.skinny)) continue;
     const auto plan_t = [&](int s) {
       return sp::plan(r.tokens, r.weights, dp::planned_k(p.k, p.precision), dev, true, r.xk, t, s,
-                      static_cast<int>(p.batch), max_tok(p), max_groups(p));
+                      static_cast<int>(p.batch), max_tok(p), max_groups(p), !r.skinny);
     };
     const dp::Plan one = plan_t(1);
     const int64_t tiles = int64_t{one.tiles()} * one.entries;
@@ -132,8 +135,11 @@ int auto_priority(const GemmProblem& p) {
   if (sp::tokens_transposed(r, p.op_a == Op::N, p.op_b == Op::T, tf32) &&
       !sp::transposed_tokens_pay(r.weights, p.k))
     return 0;
-  return sp::auto_takes(p.m, p.n, p.k, p.batch, current_device_desc(), tf32, !r.skinny) ? 240
-                                                                                         : 0;
+  const DeviceDesc dev = current_device_desc();
+  const bool wide = !tf32 && max_tok(p) == sp::kMaxTileTok;
+  if (sp::auto_takes(p.m, p.n, p.k, p.batch, dev, tf32, !r.skinny, r.skinny && wide)) return 240;
+  if (!wide || p.batch != 1 || !sp::two_rounds(p.m, p.n, p.batch, dev)) return 0;
+  return sp::rounds_pay(plan_of(p, true, PlanChoice{}), p.m, p.n, p.batch, dev, wide) ? 240 : 0;
 }
 
 }  // namespace

@@ -30,14 +30,16 @@ struct StageTile {
   static_assert(!kTf32 || kBKMajor, "tf32 wgmma reads B K-major only (A may come from registers)");
   // B may be narrower than 64 (8, 16, 32: wgmma/decode's tokens) or not a multiple of it (96:
   // wgmma/small's 192 x 96 and 128 x 208, 16-bit) where it is K-major: a box of kBN rows of 128
-  // bytes, whole swizzle atoms of 8 rows. Or wider than one wgmma's N where it is K-major (320: wgmma/small's
-  // 128 x 320, 16-bit): two TMA boxes of kBN / 2 rows (a box has at most 256), and per k-step
-  // an m64n256 wgmma on accumulators [0, 128) and an m64n64 on [128, 160), which together hold
-  // the fragment of one m64n320 (column 8j + 2t + (q & 1) in d[4j + q] either way).
+  // bytes, whole swizzle atoms of 8 rows. Or wider than one wgmma's N (320: wgmma/small's
+  // 128 x 320, 16-bit): K-major, two TMA boxes of kBN / 2 rows (a box has at most 256), or
+  // MN-major, five 64-wide chunks; per k-step an m64n256 wgmma on accumulators [0, 128) over
+  // B's first 256 columns and an m64n64 on [128, 160) over the last 64 (32 KB into the stage
+  // either way: 256 rows of 128 bytes, or four chunks of 8 KB), which together hold the fragment
+  // of one m64n320 (column 8j + 2t + (q & 1) in d[4j + q] either way).
   static_assert(kBM % 64 == 0 && kBM <= 256 &&
-                    ((kBN % 64 == 0 && kBN <= 256) ||
+                    ((kBN % 64 == 0 && kBN <= 256) || (kBN == 320 && !kTf32) ||
                      (kBKMajor && (kBN == 8 || kBN == 16 || kBN == 32 || kBN == 96 ||
-                                   ((kBN == 208 || kBN == 320) && !kTf32)))),
+                                   (kBN == 208 && !kTf32)))),
                 "tile shape");
   static constexpr bool kTwoWgmmas = kBN > 256;
   static constexpr int kBBox = kTwoWgmmas ? kBN / 2 : kBN;  // B's TMA box rows (K-major)
@@ -165,10 +167,12 @@ struct StageTile {
       } else if constexpr (kTwoWgmmas) {
         // Every wgmma of the kernel on the same two register groups (ptxas serializes them
         // otherwise: docs/history.md, wgmma/03).
-        const uint64_t db2 = make_smem_desc(b_addr + 256 * 128 + kk * b_step, 16, 1024);
-        wgmma_m64nNk16<kHalf, !kAKMajor, false, 256>(*reinterpret_cast<float(*)[128]>(&d[0]),
-                                                     da, db, scale_d);
-        wgmma_m64nNk16<kHalf, !kAKMajor, false, kBN - 256>(
+        static_assert(256 * 128 == 4 * kChunkBytes, "B's last 64 columns: 32 KB in either layout");
+        const uint64_t db2 = make_smem_desc(b_addr + 256 * 128 + kk * b_step,
+                                            kBKMajor ? 16 : kChunkBytes, 1024);
+        wgmma_m64nNk16<kHalf, !kAKMajor, !kBKMajor, 256>(*reinterpret_cast<float(*)[128]>(&d[0]),
+                                                         da, db, scale_d);
+        wgmma_m64nNk16<kHalf, !kAKMajor, !kBKMajor, kBN - 256>(
             *reinterpret_cast<float(*)[kBN / 2 - 128]>(&d[128]), da, db2, scale_d);
       } else {
         if constexpr (kBN == 8) wgmma_m64n8k16<kHalf, !kAKMajor, !kBKMajor>(d, da, db, scale_d);

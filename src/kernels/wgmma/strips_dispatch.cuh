@@ -25,7 +25,8 @@ struct Instance {
 // Calls f(TypeTag<T>, integral_constant<tok>, bool_constant<w_k_major>, bool_constant<x_k_major>,
 // bool_constant<skinny>, integral_constant<kG>, bool_constant<deep>). Instances: rows as tokens
 // (X K-major) and columns as tokens (X K-major, or MN-major with 64..256 tokens), 8..256 tokens
-// (and wgmma/small's 96, 192, 208 and 320: the last two 16-bit with K-major tokens as rows only),
+// (and wgmma/small's 96, 192, 208 and 320: the last two 16-bit, 208 with K-major tokens as rows
+// only, 320 also with the tokens as columns against an MN-major W),
 // W either way; tf32: X K-major, rows as tokens with W either way (MN-major: from registers),
 // columns as tokens with W MN-major only.
 template <typename F>
@@ -58,12 +59,18 @@ cudaError_t dispatch_strips(Precision prec, int tok, Instance in, F&& f) {
   };
   auto by_mode = [&](auto tag, auto tk) -> cudaError_t {
     constexpr int kTok = decltype(tk)::value;
-    if constexpr (kTok > 256 || kTok == 208) {  // wgmma/small's 128 x 320 and 128 x 208: 16-bit,
-                                                // K-major tokens as C's rows
-      if (std::is_same<typename decltype(tag)::type, float>::value || in.skinny || !in.x_k_major)
-        return cudaErrorInvalidValue;
-      if constexpr (!std::is_same<typename decltype(tag)::type, float>::value)
-        return by_w(tag, tk, true_type{}, false_type{});
+    if constexpr (kTok > 256 || kTok == 208) {  // wgmma/small's 128 x 320 and 128 x 208: 16-bit
+      if constexpr (!std::is_same<typename decltype(tag)::type, float>::value) {
+        // K-major tokens as C's rows, W either way; 320 also as C's columns against an MN-major
+        // W (op(A) = A^T: wgmma_small_plan::roles_of), the tokens either way.
+        if (!in.skinny) {
+          if (in.x_k_major) return by_w(tag, tk, true_type{}, false_type{});
+        } else if constexpr (kTok == 320) {
+          if (!in.w_k_major)
+            return in.x_k_major ? by_g(tag, tk, false_type{}, true_type{}, true_type{})
+                                : by_g(tag, tk, false_type{}, false_type{}, true_type{});
+        }
+      }
       return cudaErrorInvalidValue;
     } else if constexpr (std::is_same<typename decltype(tag)::type, float>::value) {
       // tf32: the tokens (wgmma's B) K-major (tf32 wgmma reads B only K-major). As C's columns
