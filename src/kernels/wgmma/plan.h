@@ -49,6 +49,8 @@ TileOrder tile_order(int64_t rows, int64_t cols, int bn = kBN);
 constexpr double kNarrowSpeed = 0.92;  // 128 x 192 per flop against 128 x 256 (shared-memory reads)
 int persistent_bn(int64_t rows, int64_t cols, Precision p, const DeviceDesc& dev, int64_t batch = 1,
                   int want = 0);
+// Tiles of kBM x bn over an m x n C.
+int64_t tiles_of(int64_t m, int64_t n, int bn = kBN);
 
 // Whether wgmma/03 runs in CTA pairs (2 x 1 clusters, each CTA loading half of the shared B tile
 // and multicasting it) instead of having the host pack B: 16-bit inputs whose B rows are
